@@ -1,0 +1,20 @@
+"""mha_symbolic: a symbolic math and proof explorer for Transformer multi-head attention."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .attention import MultiHeadAttention, Step
+from .concat import Concat, ConcatHeads
+from .dims import Dims
+from .errors import DimensionError, InputError, MHASymbolicError, ParseError, ShapeError, SizeLimitError
+from .evaluation import Evaluation, evaluate
+from .examples import EXAMPLES, example
+from .heads import HeadMatrix
+from .softmax import Softmax, softmax
+
+__all__ = [
+    "MultiHeadAttention", "Step", "Dims", "Softmax", "softmax", "Concat", "ConcatHeads", "HeadMatrix",
+    "Evaluation", "evaluate", "EXAMPLES", "example",
+    "MHASymbolicError", "DimensionError", "ShapeError", "InputError", "ParseError", "SizeLimitError",
+]

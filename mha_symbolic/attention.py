@@ -1,0 +1,287 @@
+r"""Multi-head attention, built symbolically step by step, in two conventions.
+
+Explanation
+===========
+
+``MultiHeadAttention(n, d_model, h)`` holds the dimensions (symbols or integers),
+the convention and the causal flag in ``args``.  ``.steps`` is an ordered mapping
+from step name to :class:`Step`; per head ``i``::
+
+    Q_i = X W_Q^i,  K_i = X W_K^i,  V_i = X W_V^i          ("projection", Vaswani)
+    Q_i = X_head_i W_Q^i, ...,  X_head_i = X[:, (i-1) d_k : i d_k]   ("split")
+    S_i = Q_i K_i^T,  S'_i = S_i / sqrt(d_k),  A_i = softmax(S'_i),  head_i = A_i V_i
+
+then ``Concat = Concat(head_1, ..., head_h)`` and ``Output = Concat W_O``.  For an
+integer ``h`` every head has its own steps; for a symbolic ``h`` the index ``i`` is a
+symbol and ``Concat`` prints with dots.  Every product is shape-checked by our own
+strict rules (SymPy 1.14 accepts ``X*X`` for ``X`` of shape ``n x d``).
+
+Examples
+========
+
+>>> from mha_symbolic import MultiHeadAttention
+>>> M = MultiHeadAttention()
+>>> [name for name in M.steps]
+['Q_i', 'K_i', 'V_i', 'S_i', "S'_i", 'A_i', 'head_i', 'Concat', 'Output']
+>>> M.steps["S_i"].shape, M.steps["Concat"].shape
+((n, n), (n, d_model))
+>>> print(M.steps["A_i"])
+A_i = softmax(S'_i)
+>>> M.steps["A_i"].expr
+softmax(1/sqrt(d_k)*((X*W_Q^i)*(X*W_K^i).T))
+>>> M2 = MultiHeadAttention(8, 4, 2, convention="split")
+>>> M2.steps["Q_1"].shape, M2.steps["Output"].shape
+((8, 2), (8, 4))
+>>> M2.func(*M2.args) == M2
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from typing import Any
+
+from sympy import Basic, Eq, MatrixSymbol, Symbol, Tuple, sqrt, sympify
+from sympy.core.symbol import Str
+from sympy.logic.boolalg import BooleanAtom, false, true
+
+from ._shape import check_same_rows, checked_matmul
+from ._text import text
+from .concat import Concat, ConcatHeads
+from .dims import Dims
+from .errors import InputError
+from .heads import HeadMatrix
+from .softmax import Softmax
+
+__all__ = ["MultiHeadAttention", "Step", "CONVENTIONS"]
+
+CONVENTIONS = ("projection", "split")
+HEAD_INDEX = Symbol("i", integer=True, positive=True)
+
+
+class Step(Basic):
+    """One named step ``symbol = definition`` of the model.
+
+    ``definition`` is written with the symbols of earlier steps (``S_1 = Q_1 K_1^T``);
+    ``expr`` is the same matrix written with the model's inputs only
+    (``X W_Q^1 (X W_K^1)^T``); ``shape`` is derived from ``expr`` and simplified with
+    the dimension relations; ``conditions`` lists shape conditions not yet proven
+    (empty for every step the model builds).
+
+    Examples
+    ========
+
+    >>> from mha_symbolic import MultiHeadAttention
+    >>> s = MultiHeadAttention(2, 4, 2).steps["S_1"]
+    >>> s.name, s.symbol.shape, s.definition, s.expr
+    ('S_1', (2, 2), Q_1*K_1.T, (X*W_Q^1)*(X*W_K^1).T)
+    >>> s.func(*s.args) == s
+    True
+    """
+
+    def __new__(cls, name: Any, symbol: Any, definition: Any, expr: Any, dims: Dims,
+                conditions: Any = ()) -> Step:
+        name = Str(name) if isinstance(name, str) else name
+        return Basic.__new__(cls, name, symbol, definition, expr, dims, Tuple(*conditions))
+
+    name = property(lambda self: self.args[0].name, doc="step name, e.g. ``S'_1``")
+    symbol = property(lambda self: self.args[1], doc="the matrix symbol on the left-hand side")
+    definition = property(lambda self: self.args[2], doc="right-hand side in terms of earlier steps")
+    expr = property(lambda self: self.args[3], doc="right-hand side in terms of the inputs")
+    dims = property(lambda self: self.args[4], doc="the model's dimensions")
+    conditions = property(lambda self: tuple(self.args[5]), doc="unproven shape conditions")
+
+    @property
+    def shape(self) -> tuple[Any, Any]:
+        """Shape of ``expr``, simplified (``h d_v -> d_model``)."""
+        return self.dims.shape(self.expr.shape)
+
+    @property
+    def text(self) -> str:
+        """``Q_1 = X_head1 W_Q^1``: the step as named in messages."""
+        return f"{text(self.symbol)} = {text(self.definition)}"
+
+    def _sympystr(self, printer: Any) -> str:
+        return f"{printer._print(self.symbol)} = {printer._print(self.definition)}"
+
+    def _latex(self, printer: Any) -> str:
+        return f"{printer._print(self.symbol)} = {printer._print(self.definition)}"
+
+
+class Steps(Mapping):
+    """Read-only ordered mapping ``name -> Step``."""
+
+    def __init__(self, steps: list[Step]):
+        self._steps = {s.name: s for s in steps}
+
+    def __getitem__(self, key: str) -> Step:
+        try:
+            return self._steps[key]
+        except KeyError:
+            raise KeyError(f"no step {key!r}; steps are {list(self._steps)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._steps)
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __repr__(self) -> str:
+        return "Steps(%s)" % ", ".join(self._steps)
+
+
+class MultiHeadAttention(Basic):
+    """Multi-head attention with symbolic or concrete dimensions.
+
+    Parameters
+    ==========
+
+    n, d_model, h : int, str, Symbol or None
+        Tokens, model width, heads; ``None`` means a symbol.  A :class:`Dims` may be
+        passed as ``n`` instead.
+    d_k, d_v : optional
+        Per-head widths; default ``d_model / h``.
+    convention : ``"projection"`` or ``"split"``
+        ``"projection"`` (Vaswani): every head sees all of ``X`` and ``W_Q^i`` is
+        ``d_model x d_k``.  ``"split"``: head ``i`` sees the column block
+        ``X[:, (i-1) d_k : i d_k]`` and ``W_Q^i`` is ``d_k x d_k``.
+    causal : bool
+        Masked softmax: weight exactly 0 for ``j > i``.
+
+    See Also
+    ========
+
+    mha_symbolic.proofs.split_equals_projection : the two conventions agree.
+    """
+
+    def __new__(cls, n: Any = None, d_model: Any = None, h: Any = None, *args: Any, d_k: Any = None,
+                d_v: Any = None, convention: Any = "projection", causal: Any = False) -> MultiHeadAttention:
+        if isinstance(n, Dims):  # canonical form: MultiHeadAttention(dims, convention, causal)
+            dims = n
+            if d_model is not None:
+                convention = d_model
+            if h is not None:
+                causal = h
+        else:
+            if args:
+                raise InputError("MultiHeadAttention takes n, d_model, h positionally; give d_k, d_v by keyword")
+            dims = Dims(n, d_model, h, d_k, d_v)
+        conv = convention.name if isinstance(convention, Str) else convention
+        if conv not in CONVENTIONS:
+            raise InputError(f"convention must be one of {CONVENTIONS}, got {conv!r}")
+        if conv == "split" and dims.d_model.is_Integer and dims.h.is_Integer and dims.d_model % dims.h:
+            raise InputError(f"split convention: h={dims.h} does not divide d_model={dims.d_model}")
+        flag = causal if isinstance(causal, BooleanAtom) else (true if causal else false)
+        return Basic.__new__(cls, dims, Str(conv), flag)
+
+    dims = property(lambda self: self.args[0], doc="the :class:`Dims`")
+    convention = property(lambda self: self.args[1].name, doc='``"projection"`` or ``"split"``')
+    causal = property(lambda self: bool(self.args[2]), doc="masked softmax?")
+
+    def bind(self, **values: Any) -> MultiHeadAttention:
+        """The same model with some dimensions made concrete (see :meth:`Dims.bind`)."""
+        return self.func(self.dims.bind(**values), self.args[1], self.args[2])
+
+    @property
+    def head_indices(self) -> list[Any]:
+        """``[1, ..., h]`` for an integer ``h``, ``[i]`` for a symbolic one."""
+        h = self.dims.h
+        return list(range(1, int(h) + 1)) if h.is_Integer else [HEAD_INDEX]
+
+    # ----- the inputs -------------------------------------------------------------------
+    @cached_property
+    def X(self) -> MatrixSymbol:
+        """The input ``X`` (``n x d_model``)."""
+        return MatrixSymbol("X", self.dims.n, self.dims.d_model)
+
+    @cached_property
+    def W_O(self) -> MatrixSymbol:
+        """The output projection ``W_O`` (``h d_v x d_model``)."""
+        return MatrixSymbol("W_O", self.dims.h * self.dims.d_v, self.dims.d_model)
+
+    def _head_width(self) -> Any:
+        D = self.dims
+        return D.d_k if D.equal(D.h * D.d_k, D.d_model) is True else D.d_model / D.h
+
+    def W(self, kind: str, i: Any) -> HeadMatrix:
+        """The weight ``W_kind^i`` (``kind`` in ``"Q"``, ``"K"``, ``"V"``) of head ``i``."""
+        D = self.dims
+        rows = D.d_model if self.convention == "projection" else self._head_width()
+        cols = D.d_v if kind == "V" else D.d_k
+        return HeadMatrix(f"W_{kind}", rows, cols, i)
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """``{"X": X, "W_Q": [W_Q^1, ...], "W_K": [...], "W_V": [...], "W_O": W_O}``."""
+        idx = self.head_indices
+        return {"X": self.X, **{f"W_{k}": [self.W(k, i) for i in idx] for k in "QKV"}, "W_O": self.W_O}
+
+    # ----- the steps --------------------------------------------------------------------
+    @cached_property
+    def steps(self) -> Steps:
+        """The ordered steps (see the module docstring)."""
+        D = self.dims
+        built: list[Step] = []
+        full: dict[Any, Any] = {}
+
+        def add(symbol: Any, definition: Any, conditions: list[Eq] | None = None) -> Any:
+            expr = definition.xreplace(full)
+            full[symbol] = expr
+            built.append(Step(symbol.name, symbol, definition, expr, D, conditions or []))
+            return symbol
+
+        def product(symbol: Any, *factors: Any) -> Any:
+            rhs, conds = checked_matmul(f"{text(symbol)} = {text(sympify(factors[0]) * factors[1])}",
+                                        factors, D)
+            return add(symbol, rhs, conds)
+
+        heads = []
+        for i in self.head_indices:
+            def sym(base: str, rows: Any, cols: Any, style: str = "sub", i: Any = i) -> HeadMatrix:
+                return HeadMatrix(base, rows, cols, i, style)
+
+            if self.convention == "split":
+                w = self._head_width()
+                x_i = sym("X_head", D.n, w, "plain")
+                add(x_i, self.X[:, (i - 1) * w: i * w])
+            else:
+                x_i = self.X
+            q = product(sym("Q", D.n, D.d_k), x_i, self.W("Q", i))
+            k = product(sym("K", D.n, D.d_k), x_i, self.W("K", i))
+            v = product(sym("V", D.n, D.d_v), x_i, self.W("V", i))
+            s = product(sym("S", D.n, D.n), q, k.T)
+            s_scaled = add(sym("S'", D.n, D.n), s / sqrt(D.d_k))
+            a = add(sym("A", D.n, D.n), Softmax(s_scaled, self.causal))
+            heads.append(product(sym("head", D.n, D.d_v), a, v))
+
+        concat = MatrixSymbol("Concat", D.n, D.h * D.d_v)
+        if D.h.is_Integer:
+            conds = check_same_rows("Concat", heads, D)
+            add(concat, Concat(*heads), conds)
+        else:
+            add(concat, ConcatHeads(heads[0], HEAD_INDEX, D.h))
+        product(MatrixSymbol("Output", D.n, D.d_model), concat, self.W_O)
+        return Steps(built)
+
+    @property
+    def output(self) -> Any:
+        """The full expression of the output in terms of ``X`` and the weights."""
+        return self.steps["Output"].expr
+
+    def evaluate(self, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
+                 W_O: Any = None, *, exact: bool = True, max_terms: int | None = None) -> Any:
+        """Every step's explicit matrix; see :func:`mha_symbolic.evaluation.evaluate`."""
+        from .evaluation import evaluate
+
+        return evaluate(self, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, exact=exact, max_terms=max_terms)
+
+    def _sympystr(self, printer: Any) -> str:
+        D = self.dims
+        extra = ", causal=True" if self.causal else ""
+        return (f"MultiHeadAttention(n={printer._print(D.n)}, d_model={printer._print(D.d_model)}, "
+                f"h={printer._print(D.h)}, d_k={printer._print(D.d_k)}, d_v={printer._print(D.d_v)}, "
+                f"convention={self.convention!r}{extra})")
+
+    def _latex(self, printer: Any) -> str:
+        return (r"\mathrm{MultiHead}(X) = %s" % printer._print(self.steps["Output"].expr))

@@ -1,0 +1,158 @@
+"""The ``mha-symbolic`` command: composes the package's rooms, holds no mathematics.
+
+Subcommands
+===========
+
+``shapes``    every step of the model with its definition and derived shape
+``derive``    the steps of a worked example, exact and to 4 decimals
+``examples``  the built-in worked examples
+
+Every error of the package is printed as one line ``mha-symbolic: error: ...``
+with exit code 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from sympy import sstr
+
+from . import __version__
+from ._text import shape_text
+from .attention import CONVENTIONS, MultiHeadAttention
+from .errors import MHASymbolicError
+from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
+
+EXACT_WIDTH = 160  # print exact entries when a matrix fits in this many characters per row
+
+
+def _dimension(text: str) -> Any:
+    """A dimension on the command line: a positive integer, or a name for a symbol."""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    return text
+
+
+def _add_dims(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n", type=_dimension, help="tokens (integer or symbol name; default symbolic n)")
+    p.add_argument("--d-model", type=_dimension, help="model width (default symbolic d_model)")
+    p.add_argument("--heads", type=_dimension, help="number of heads h (default symbolic h)")
+    p.add_argument("--d-k", type=_dimension, help="query/key width per head (default d_model/h)")
+    p.add_argument("--d-v", type=_dimension, help="value width per head (default d_model/h)")
+    p.add_argument("--convention", choices=CONVENTIONS, default=None,
+                   help="projection (Vaswani) or split (X cut into column blocks)")
+    p.add_argument("--causal", action="store_true", help="masked softmax (j > i gets weight 0)")
+
+
+def _model(args: argparse.Namespace) -> MultiHeadAttention:
+    return MultiHeadAttention(args.n, args.d_model, args.heads, d_k=args.d_k, d_v=args.d_v,
+                              convention=args.convention or "projection", causal=args.causal)
+
+
+def _dims_given(args: argparse.Namespace) -> bool:
+    return any(getattr(args, k) is not None for k in ("n", "d_model", "heads", "d_k", "d_v"))
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def cmd_shapes(args: argparse.Namespace) -> int:
+    model = _model(args)
+    print(model)
+    for r in model.dims.relations:
+        print(f"  where {r.lhs} = {r.rhs}")
+    rows = [("step", "definition", "shape")]
+    rows += [(s.name, s.text, shape_text(s.shape)) for s in model.steps.values()]
+    print(_table(rows))
+    return 0
+
+
+def _matrix_lines(M: Any, exact: bool) -> list[str]:
+    lines = []
+    exact_rows = [sstr(list(M.row(i))) for i in range(M.rows)]
+    if exact and max(len(r) for r in exact_rows) <= EXACT_WIDTH:
+        lines += [f"    {r}" for r in exact_rows]
+    if M.free_symbols or all(x.is_Integer for x in M):
+        return lines or [f"    {r}" for r in exact_rows]
+    approx = [[f"{float(x.evalf(20)):.4f}" for x in M.row(i)] for i in range(M.rows)]
+    lines += [f"  ≈ [{', '.join(r)}]" for r in approx]
+    return lines
+
+
+def cmd_derive(args: argparse.Namespace) -> int:
+    if _dims_given(args) and args.example is None:
+        return cmd_shapes(args)
+    ex = example(args.example or DEFAULT_EXAMPLE)
+    model = ex.model
+    print(f"Example {ex.name}: {ex.title}")
+    print(f"  source: {ex.source}")
+    for note in ex.chosen:
+        print(f"  chosen: {note}")
+    print(f"  model: {model}")
+    E = ex.evaluate()
+    print("\ninputs")
+    for name in ("X", "W_Q", "W_K", "W_V", "W_O"):
+        value = E.inputs[name]
+        for k, M in enumerate(value if isinstance(value, list) else [value], start=1):
+            label = f"{name}^{k}" if isinstance(value, list) else name
+            print(f"  {label}  {shape_text(M.shape)}")
+            print("\n".join(_matrix_lines(M, True)))
+    print("\nsteps")
+    for step in model.steps.values():
+        print(f"  {step.text}    shape {shape_text(step.shape)}")
+        print("\n".join(_matrix_lines(E[step.name], not args.decimals_only)))
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    rows = [("name", "model", "title")]
+    rows += [(name, f"n={ex.model.dims.n}, d_model={ex.model.dims.d_model}, h={ex.model.dims.h}, "
+              f"{ex.model.convention}", ex.title) for name, ex in EXAMPLES.items()]
+    print(_table(rows))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mha-symbolic",
+                                     description="Symbolic math and proof explorer for multi-head attention.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("shapes", help="steps of the model with their derived shapes")
+    _add_dims(p)
+    p.set_defaults(func=cmd_shapes)
+
+    p = sub.add_parser("derive", help="exact steps of a worked example (default: %s)" % DEFAULT_EXAMPLE)
+    p.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in worked example")
+    p.add_argument("--decimals-only", action="store_true", help="print only the 4-decimal values")
+    _add_dims(p)
+    p.set_defaults(func=cmd_derive)
+
+    p = sub.add_parser("examples", help="list the built-in worked examples")
+    p.set_defaults(func=cmd_examples)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except MHASymbolicError as e:
+        print(f"mha-symbolic: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into head
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("mha-symbolic: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

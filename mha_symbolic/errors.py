@@ -1,0 +1,49 @@
+"""One exception tree for the whole package.
+
+Every error the package raises on purpose is an :class:`MHASymbolicError`; the
+command-line interface catches exactly this type and prints its message on one
+line.  The subclasses also derive from the built-in type a caller would expect
+(``ValueError`` for bad values), so ``except ValueError`` keeps working.
+
+Examples
+========
+
+>>> from mha_symbolic.errors import DimensionError, MHASymbolicError
+>>> issubclass(DimensionError, MHASymbolicError), issubclass(DimensionError, ValueError)
+(True, True)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MHASymbolicError",
+    "DimensionError",
+    "ShapeError",
+    "InputError",
+    "ParseError",
+    "SizeLimitError",
+]
+
+
+class MHASymbolicError(Exception):
+    """Root of every error raised on purpose by mha_symbolic."""
+
+
+class DimensionError(MHASymbolicError, ValueError):
+    """A dimension (n, d_model, h, d_k, d_v) is invalid or inconsistent, e.g. h=3 with d_model=4."""
+
+
+class ShapeError(MHASymbolicError, ValueError):
+    """Two shapes do not fit; the message names the step and both shapes."""
+
+
+class InputError(MHASymbolicError, ValueError):
+    """A user-supplied value (a matrix, a weight list, an option) is malformed; the message names it."""
+
+
+class ParseError(MHASymbolicError, ValueError):
+    """Text (LaTeX, Markdown, a number) could not be read; the message says where."""
+
+
+class SizeLimitError(MHASymbolicError):
+    """An exact computation would exceed the documented size limit; it was refused before starting."""

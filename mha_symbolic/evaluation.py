@@ -1,0 +1,237 @@
+"""Explicit, exact evaluation of every step of a :class:`MultiHeadAttention`.
+
+Explanation
+===========
+
+``evaluate(model, X=..., W_Q=[...], ...)`` walks the model's steps in order and
+computes each one from the explicit matrices of the earlier steps, with the same
+strict shape rules as the symbolic model: a product whose inner dimensions differ
+raises :class:`~mha_symbolic.errors.ShapeError` naming the step and both shapes, and
+every result is checked against the shape the model declares.
+
+* Integers and decimals become exact rationals; ``sqrt`` and ``exp`` stay exact.
+* Missing inputs become matrices of symbols (``X[0, 1]``, ``W_Q^1[0, 0]``), so small
+  models can be written out entry by entry.
+* Dimensions left symbolic in the model are read off the inputs (``X`` gives ``n``
+  and ``d_model``, the weight lists give ``h``).
+* Exact evaluation builds expressions whose size grows like ``n^3 h d_v d_model``;
+  above ``max_terms`` (default :data:`DEFAULT_MAX_TERMS`) it is refused at once with
+  :class:`~mha_symbolic.errors.SizeLimitError` instead of hanging.
+
+Examples
+========
+
+>>> from mha_symbolic import MultiHeadAttention
+>>> M = MultiHeadAttention(convention="split")
+>>> I = [[1, 0], [0, 1]]
+>>> E = M.evaluate(X=[[1, 0, 1, 0], [0, 1, 0, 1]], W_Q=[I, I], W_K=[I, I], W_V=[I, I],
+...                W_O=[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+>>> E["S'_1"]
+Matrix([
+[sqrt(2)/2,         0],
+[        0, sqrt(2)/2]])
+>>> E["A_1"][0, 0]
+exp(sqrt(2)/2)/(1 + exp(sqrt(2)/2))
+>>> E.numeric("A_1").round(4).tolist()
+[[0.6698, 0.3302], [0.3302, 0.6698]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sympy import ImmutableMatrix, MatAdd, MatMul, Matrix, Transpose
+from sympy.matrices.expressions.slice import MatrixSlice
+
+from ._shape import check_matmul, check_result
+from ._text import shape_text
+from .concat import Concat
+from .errors import DimensionError, InputError, ShapeError, SizeLimitError
+from .softmax import Softmax, explicit_softmax
+from .values import to_head_list, to_matrix
+
+if TYPE_CHECKING:
+    from .attention import MultiHeadAttention
+
+__all__ = ["Evaluation", "evaluate", "estimate_terms", "DEFAULT_MAX_TERMS"]
+
+#: Largest estimated expression size (see :func:`estimate_terms`) evaluated exactly by default.
+DEFAULT_MAX_TERMS = 2_000_000
+
+
+class Evaluation(Mapping):
+    """Explicit matrices of every step (``name -> ImmutableMatrix``), plus the model and inputs."""
+
+    def __init__(self, model: MultiHeadAttention, inputs: dict[str, Any], values: dict[str, ImmutableMatrix]):
+        self.model = model
+        self.inputs = inputs
+        self._values = values
+
+    def __getitem__(self, key: str) -> ImmutableMatrix:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise KeyError(f"no step {key!r}; steps are {list(self._values)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @property
+    def output(self) -> ImmutableMatrix:
+        """The explicit ``Output`` matrix."""
+        return self._values["Output"]
+
+    def numeric(self, name: str = "Output", digits: int = 30) -> np.ndarray:
+        """The step's matrix as float64, evaluated at ``digits`` significant digits first."""
+        M = self[name]
+        if M.free_symbols:
+            raise InputError(f"step {name} has symbolic entries {sorted(map(str, M.free_symbols))[:3]}...; "
+                             "give numbers for every input to get floats")
+        return np.array(M.evalf(digits).tolist(), dtype=float)
+
+    def __repr__(self) -> str:
+        return f"Evaluation({self.model}, steps={list(self._values)})"
+
+
+def estimate_terms(dims: Any, symbolic_entries: bool = False) -> int:
+    """Estimated size of the exact ``Output`` expression: ``n^3 h d_v (d_model + 1)``.
+
+    Each softmax entry carries a denominator of ``n`` exponentials, each head entry
+    sums ``n`` of them, and each output entry sums ``h d_v`` head entries.  Symbolic
+    entries multiply this by ``d_model d_k`` (the size of one score polynomial).
+
+    >>> from mha_symbolic.dims import Dims
+    >>> estimate_terms(Dims(8, 4, 2))
+    10240
+    """
+    n, dm, h, dk, dv = (int(x) for x in dims.args[:5])
+    terms = n**3 * h * dv * (dm + 1)
+    return terms * dm * dk if symbolic_entries else terms
+
+
+def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMatrix] | None]) -> dict[str, int]:
+    """Values for the model's symbolic dimensions, read off the inputs."""
+    D = model.dims
+    tied = {r.lhs for r in D.relations}
+    found: dict[str, int] = {}
+    if X is not None:
+        if not D.n.is_Integer:
+            found["n"] = X.rows
+        if not D.d_model.is_Integer:
+            found["d_model"] = X.cols
+    lists = [v for v in heads.values() if v is not None]
+    if lists and not D.h.is_Integer:
+        found["h"] = len(lists[0])
+    for name, key in (("d_k", "W_Q"), ("d_k", "W_K"), ("d_v", "W_V")):
+        mats = heads[key]
+        if mats and not getattr(D, name).is_Integer and getattr(D, name) not in tied and name not in found:
+            found[name] = mats[0].cols
+    return found
+
+
+def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
+             W_O: Any = None, *, exact: bool = True, max_terms: int | None = None) -> Evaluation:
+    """Evaluate every step of ``model`` exactly; see the module docstring.
+
+    Parameters
+    ==========
+
+    X : matrix (``n x d_model``; a single vector is one token)
+    W_Q, W_K, W_V : list of ``h`` per-head matrices, or an array of shape ``(h, rows, cols)``
+    W_O : matrix (``h d_v x d_model``)
+    exact : convert floats to the rationals they denote (default) or keep ``Float``
+    max_terms : size limit (see :func:`estimate_terms`); ``None`` means the default
+    """
+    h = int(model.dims.h) if model.dims.h.is_Integer else None
+    Xm = to_matrix(X, "X", exact=exact, vector_as_row=True) if X is not None else None
+    heads: dict[str, list[ImmutableMatrix] | None] = {}
+    for key, value in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        heads[key] = to_head_list(value, key, h, exact=exact) if value is not None else None
+        if heads[key] is not None and h is None:
+            h = len(heads[key] or [])
+    Wo = to_matrix(W_O, "W_O", exact=exact) if W_O is not None else None
+
+    found = _infer(model, Xm, heads)
+    concrete = model.bind(**found) if found else model
+    D = concrete.dims
+    if not D.is_concrete:
+        missing = [k for k, v in D.as_dict().items() if not v.is_Integer]
+        raise DimensionError(
+            f"cannot evaluate with symbolic dimensions {missing}: build the model with concrete sizes "
+            "or pass X and the per-head weights"
+        )
+    if Xm is not None and Xm.shape != (D.n, D.d_model):
+        raise ShapeError(f"X has shape {shape_text(Xm.shape)}; the model expects (n, d_model) = "
+                         f"{shape_text((D.n, D.d_model))}")
+
+    inputs = concrete.inputs
+    symbolic = any(v is None for v in (Xm, Wo, *heads.values()))
+    limit = DEFAULT_MAX_TERMS if max_terms is None else max_terms
+    size = estimate_terms(D, symbolic_entries=symbolic)
+    if size > limit:
+        raise SizeLimitError(
+            f"exact evaluation of n={D.n}, d_model={D.d_model}, h={D.h} would build about {size:,} terms "
+            f"(limit {limit:,}); use numeric evaluation instead, or pass max_terms={size} to insist"
+        )
+
+    values: dict[Any, ImmutableMatrix] = {inputs["X"]: Xm if Xm is not None else inputs["X"].as_explicit(),
+                                          inputs["W_O"]: Wo if Wo is not None else inputs["W_O"].as_explicit()}
+    for key in ("W_Q", "W_K", "W_V"):
+        given = heads[key]
+        for k, sym in enumerate(inputs[key]):
+            values[sym] = given[k] if given is not None else sym.as_explicit()
+
+    results: dict[str, ImmutableMatrix] = {}
+    for step in concrete.steps.values():
+        value = _explicit(step.definition, values, step.text)
+        check_result(step.text, value.shape, step.shape)
+        values[step.symbol] = results[step.name] = value
+    used = {"X": values[inputs["X"]], "W_O": values[inputs["W_O"]],
+            **{key: [values[s] for s in inputs[key]] for key in ("W_Q", "W_K", "W_V")}}
+    return Evaluation(concrete, used, results)
+
+
+def _explicit(e: Any, values: dict[Any, ImmutableMatrix], step: str) -> ImmutableMatrix:
+    """Explicit matrix of ``e`` given explicit ``values`` for its matrix symbols."""
+    if e in values:
+        return values[e]
+    if isinstance(e, MatMul):
+        coeff, factors = e.as_coeff_matrices()
+        acc: Any = None
+        for f in factors:
+            v = _explicit(f, values, step)
+            if acc is not None:
+                check_matmul(step, acc.shape, v.shape)
+                v = acc * v
+            acc = v
+        return ImmutableMatrix(acc if coeff == 1 else acc.applyfunc(lambda x: coeff * x))
+    if isinstance(e, Transpose):
+        return _explicit(e.arg, values, step).T
+    if isinstance(e, Softmax):
+        return explicit_softmax(_explicit(e.arg, values, step), e.causal)
+    if isinstance(e, Concat):
+        blocks = [_explicit(b, values, step) for b in e.blocks]
+        for k, b in enumerate(blocks[1:], start=2):
+            if b.rows != blocks[0].rows:
+                raise ShapeError(f"step {step}: block 1 has shape {shape_text(blocks[0].shape)} but block {k} "
+                                 f"has {shape_text(b.shape)} — row counts differ")
+        return ImmutableMatrix(Matrix.hstack(*blocks))
+    if isinstance(e, MatrixSlice):
+        parent = _explicit(e.parent, values, step)
+        (r0, r1, rs), (c0, c1, cs) = ((int(a) for a in t) for t in (e.rowslice, e.colslice))
+        if r1 > parent.rows or c1 > parent.cols:
+            raise ShapeError(f"step {step}: slice rows {r0}:{r1}, columns {c0}:{c1} of a "
+                             f"{shape_text(parent.shape)} matrix")
+        return ImmutableMatrix(parent[r0:r1:rs, c0:c1:cs])
+    if isinstance(e, MatAdd):
+        terms = [_explicit(t, values, step) for t in e.args]
+        for t in terms[1:]:
+            if t.shape != terms[0].shape:
+                raise ShapeError(f"step {step}: cannot add {shape_text(terms[0].shape)} and {shape_text(t.shape)}")
+        return ImmutableMatrix(sum(terms[1:], terms[0]))
+    raise InputError(f"step {step}: cannot evaluate {type(e).__name__} {e}")

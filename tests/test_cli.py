@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mha_symbolic.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_shapes_symbolic(capsys):
+    code, out, _ = run(capsys, "shapes")
+    assert code == 0
+    assert "where d_k = d_model/h" in out
+    assert "Concat = Concat(head_1, ..., head_h)  (n, d_model)" in out
+    assert "S_i = Q_i K_i^T" in out and "(n, n)" in out
+
+
+def test_shapes_concrete_split(capsys):
+    code, out, _ = run(capsys, "shapes", "--n", "8", "--d-model", "4", "--heads", "2", "--convention", "split")
+    assert code == 0
+    assert "X_head2 = X[:, 2:4]" in out and "Output = Concat W_O" in out
+    assert out.count("(8, 8)") == 6  # S, S', A for two heads
+
+
+def test_derive_default_example_prints_exact_steps(capsys):
+    code, out, _ = run(capsys, "derive")
+    assert code == 0
+    assert "Example seed000" in out
+    assert "A_1 = softmax(S'_1)" in out
+    assert "[exp(sqrt(2)/2)/(1 + exp(sqrt(2)/2)), 1/(1 + exp(sqrt(2)/2))]" in out
+    assert "≈ [0.6698, 0.3302]" in out
+    assert "S'_1 = S_1 / sqrt(2)" in out and "[sqrt(2)/2, 0]" in out
+
+
+def test_derive_seed003(capsys):
+    code, out, _ = run(capsys, "derive", "--example", "seed003")
+    assert code == 0
+    assert "head_1 = A_1 V_1    shape (1, 2)\n    [4, 11]" in out
+    assert "head_2 = A_2 V_2    shape (1, 2)\n    [6, 9]" in out
+
+
+def test_examples_listing(capsys):
+    code, out, _ = run(capsys, "examples")
+    assert code == 0 and "seed001" in out and "split" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        pytest.param(["shapes", "--d-model", "4", "--heads", "3"], "h=3 does not divide d_model=4", id="h"),
+        pytest.param(["shapes", "--d-model", "0"], "d_model must be a positive integer, got d_model=0", id="zero"),
+        pytest.param(["shapes", "--n", "-1"], "n must be a positive integer, got n=-1", id="negative"),
+        pytest.param(["shapes", "--n", "2x"], "n must be a positive integer or a symbol name, got '2x'", id="name"),
+    ],
+)
+def test_errors_are_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err == f"mha-symbolic: error: {message}\n"
+
+
+def test_console_script_installed():
+    exe = shutil.which("mha-symbolic")
+    if exe is None:
+        pytest.skip("console script not on PATH (package not installed)")
+    r = subprocess.run([exe, "shapes", "--d-model", "4", "--heads", "3"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip() == "mha-symbolic: error: h=3 does not divide d_model=4"
+    assert "Traceback" not in r.stderr
+
+
+def test_module_entry_point():
+    r = subprocess.run([sys.executable, "-m", "mha_symbolic.cli", "derive", "--example", "seed003",
+                        "--decimals-only"], capture_output=True, text=True)
+    assert r.returncode == 0 and "[4, 11]" in r.stdout
