@@ -83,6 +83,18 @@ def checked_matmul(step: str, factors: Sequence[Any], dims: Dims | None = None) 
     return MatMul(*factors).doit(deep=False), conditions
 
 
+def check_same_shape(step: str, left: Shape, right: Shape, dims: Dims | None = None) -> list[Eq]:
+    """Matrices added together must have equal shapes."""
+    conditions: list[Eq] = []
+    for a, b in zip(left, right, strict=True):
+        cond = _equal(a, b, dims)
+        if cond is False:
+            raise ShapeError(f"step {step}: cannot add {shape_text(left)} and {shape_text(right)}")
+        if cond is not True:
+            conditions.append(cond)
+    return conditions
+
+
 def check_same_rows(step: str, blocks: Sequence[Any], dims: Dims | None = None) -> list[Eq]:
     """Blocks placed side by side must have equal row counts."""
     conditions: list[Eq] = []

@@ -42,11 +42,11 @@ from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
-from sympy import Basic, Eq, MatrixSymbol, Symbol, Tuple, sqrt, sympify
+from sympy import Basic, Eq, MatAdd, MatrixSymbol, OneMatrix, Symbol, Tuple, sqrt, sympify
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
-from ._shape import check_same_rows, checked_matmul
+from ._shape import check_same_rows, check_same_shape, checked_matmul
 from ._text import text
 from .concat import Concat, ConcatHeads
 from .dims import Dims
@@ -58,6 +58,10 @@ __all__ = ["MultiHeadAttention", "Step", "CONVENTIONS"]
 
 CONVENTIONS = ("projection", "split")
 HEAD_INDEX = Symbol("i", integer=True, positive=True)
+
+
+def _flag(value: Any) -> BooleanAtom:
+    return value if isinstance(value, BooleanAtom) else (true if value else false)
 
 
 class Step(Basic):
@@ -148,6 +152,9 @@ class MultiHeadAttention(Basic):
         ``X[:, (i-1) d_k : i d_k]`` and ``W_Q^i`` is ``d_k x d_k``.
     causal : bool
         Masked softmax: weight exactly 0 for ``j > i``.
+    bias : bool
+        Add row-vector biases, broadcast over tokens with the all-ones column ``1``:
+        ``Q_i = X W_Q^i + 1 b_Q^i`` (likewise ``K``, ``V``) and ``Output = Concat W_O + 1 b_O``.
 
     See Also
     ========
@@ -156,13 +163,16 @@ class MultiHeadAttention(Basic):
     """
 
     def __new__(cls, n: Any = None, d_model: Any = None, h: Any = None, *args: Any, d_k: Any = None,
-                d_v: Any = None, convention: Any = "projection", causal: Any = False) -> MultiHeadAttention:
-        if isinstance(n, Dims):  # canonical form: MultiHeadAttention(dims, convention, causal)
+                d_v: Any = None, convention: Any = "projection", causal: Any = False,
+                bias: Any = False) -> MultiHeadAttention:
+        if isinstance(n, Dims):  # canonical form: MultiHeadAttention(dims, convention, causal, bias)
             dims = n
             if d_model is not None:
                 convention = d_model
             if h is not None:
                 causal = h
+            if args:
+                bias = args[0]
         else:
             if args:
                 raise InputError("MultiHeadAttention takes n, d_model, h positionally; give d_k, d_v by keyword")
@@ -172,16 +182,16 @@ class MultiHeadAttention(Basic):
             raise InputError(f"convention must be one of {CONVENTIONS}, got {conv!r}")
         if conv == "split" and dims.d_model.is_Integer and dims.h.is_Integer and dims.d_model % dims.h:
             raise InputError(f"split convention: h={dims.h} does not divide d_model={dims.d_model}")
-        flag = causal if isinstance(causal, BooleanAtom) else (true if causal else false)
-        return Basic.__new__(cls, dims, Str(conv), flag)
+        return Basic.__new__(cls, dims, Str(conv), _flag(causal), _flag(bias))
 
     dims = property(lambda self: self.args[0], doc="the :class:`Dims`")
     convention = property(lambda self: self.args[1].name, doc='``"projection"`` or ``"split"``')
     causal = property(lambda self: bool(self.args[2]), doc="masked softmax?")
+    bias = property(lambda self: bool(self.args[3]), doc="biases b_Q^i, b_K^i, b_V^i, b_O (PyTorch's x W^T + b)?")
 
     def bind(self, **values: Any) -> MultiHeadAttention:
         """The same model with some dimensions made concrete (see :meth:`Dims.bind`)."""
-        return self.func(self.dims.bind(**values), self.args[1], self.args[2])
+        return self.func(self.dims.bind(**values), *self.args[1:])
 
     @property
     def head_indices(self) -> list[Any]:
@@ -204,6 +214,15 @@ class MultiHeadAttention(Basic):
         D = self.dims
         return D.d_k if D.equal(D.h * D.d_k, D.d_model) is True else D.d_model / D.h
 
+    @cached_property
+    def b_O(self) -> MatrixSymbol:
+        """The output bias ``b_O`` (a ``1 x d_model`` row)."""
+        return MatrixSymbol("b_O", 1, self.dims.d_model)
+
+    def b(self, kind: str, i: Any) -> HeadMatrix:
+        """The bias row ``b_kind^i`` (``1 x d_k``, or ``1 x d_v`` for ``V``) of head ``i``."""
+        return HeadMatrix(f"b_{kind}", 1, self.dims.d_v if kind == "V" else self.dims.d_k, i)
+
     def W(self, kind: str, i: Any) -> HeadMatrix:
         """The weight ``W_kind^i`` (``kind`` in ``"Q"``, ``"K"``, ``"V"``) of head ``i``."""
         D = self.dims
@@ -215,7 +234,12 @@ class MultiHeadAttention(Basic):
     def inputs(self) -> dict[str, Any]:
         """``{"X": X, "W_Q": [W_Q^1, ...], "W_K": [...], "W_V": [...], "W_O": W_O}``."""
         idx = self.head_indices
-        return {"X": self.X, **{f"W_{k}": [self.W(k, i) for i in idx] for k in "QKV"}, "W_O": self.W_O}
+        inputs: dict[str, Any] = {"X": self.X, **{f"W_{k}": [self.W(k, i) for i in idx] for k in "QKV"},
+                                  "W_O": self.W_O}
+        if self.bias:
+            inputs.update({f"b_{k}": [self.b(k, i) for i in idx] for k in "QKV"})
+            inputs["b_O"] = self.b_O
+        return inputs
 
     # ----- the steps --------------------------------------------------------------------
     @cached_property
@@ -231,10 +255,17 @@ class MultiHeadAttention(Basic):
             built.append(Step(symbol.name, symbol, definition, expr, D, conditions or []))
             return symbol
 
-        def product(symbol: Any, *factors: Any) -> Any:
-            rhs, conds = checked_matmul(f"{text(symbol)} = {text(sympify(factors[0]) * factors[1])}",
-                                        factors, D)
+        def product(symbol: Any, *factors: Any, bias: Any = None) -> Any:
+            step = f"{text(symbol)} = {text(sympify(factors[0]) * factors[1])}"
+            rhs, conds = checked_matmul(step, factors, D)
+            if bias is not None:
+                ones_b, more = checked_matmul(step, [OneMatrix(D.n, 1), bias], D)
+                conds += more + check_same_shape(step, rhs.shape, ones_b.shape, D)
+                rhs = MatAdd(rhs, ones_b)
             return add(symbol, rhs, conds)
+
+        def b(kind: str, i: Any) -> Any:
+            return self.b(kind, i) if self.bias else None
 
         heads = []
         for i in self.head_indices:
@@ -247,9 +278,9 @@ class MultiHeadAttention(Basic):
                 add(x_i, self.X[:, (i - 1) * w: i * w])
             else:
                 x_i = self.X
-            q = product(sym("Q", D.n, D.d_k), x_i, self.W("Q", i))
-            k = product(sym("K", D.n, D.d_k), x_i, self.W("K", i))
-            v = product(sym("V", D.n, D.d_v), x_i, self.W("V", i))
+            q = product(sym("Q", D.n, D.d_k), x_i, self.W("Q", i), bias=b("Q", i))
+            k = product(sym("K", D.n, D.d_k), x_i, self.W("K", i), bias=b("K", i))
+            v = product(sym("V", D.n, D.d_v), x_i, self.W("V", i), bias=b("V", i))
             s = product(sym("S", D.n, D.n), q, k.T)
             s_scaled = add(sym("S'", D.n, D.n), s / sqrt(D.d_k))
             a = add(sym("A", D.n, D.n), Softmax(s_scaled, self.causal))
@@ -261,7 +292,7 @@ class MultiHeadAttention(Basic):
             add(concat, Concat(*heads), conds)
         else:
             add(concat, ConcatHeads(heads[0], HEAD_INDEX, D.h))
-        product(MatrixSymbol("Output", D.n, D.d_model), concat, self.W_O)
+        product(MatrixSymbol("Output", D.n, D.d_model), concat, self.W_O, bias=self.b_O if self.bias else None)
         return Steps(built)
 
     @property
@@ -270,15 +301,19 @@ class MultiHeadAttention(Basic):
         return self.steps["Output"].expr
 
     def evaluate(self, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
-                 W_O: Any = None, *, exact: bool = True, max_terms: int | None = None) -> Any:
-        """Every step's explicit matrix; see :func:`mha_symbolic.evaluation.evaluate`."""
+                 W_O: Any = None, *, exact: bool = True, max_terms: int | None = None, **biases: Any) -> Any:
+        """Every step's explicit matrix; see :func:`mha_symbolic.evaluation.evaluate`.
+
+        Biases (``b_Q``, ``b_K``, ``b_V`` per head, ``b_O``) are keyword arguments.
+        """
         from .evaluation import evaluate
 
-        return evaluate(self, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, exact=exact, max_terms=max_terms)
+        return evaluate(self, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, exact=exact, max_terms=max_terms,
+                        **biases)  # type: ignore[arg-type]
 
     def _sympystr(self, printer: Any) -> str:
         D = self.dims
-        extra = ", causal=True" if self.causal else ""
+        extra = (", causal=True" if self.causal else "") + (", bias=True" if self.bias else "")
         return (f"MultiHeadAttention(n={printer._print(D.n)}, d_model={printer._print(D.d_model)}, "
                 f"h={printer._print(D.h)}, d_k={printer._print(D.d_k)}, d_v={printer._print(D.d_v)}, "
                 f"convention={self.convention!r}{extra})")

@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sympy import ImmutableMatrix, MatAdd, MatMul, Matrix, Transpose
+from sympy import Identity, ImmutableMatrix, MatAdd, MatMul, Matrix, OneMatrix, Transpose, ZeroMatrix
 from sympy.matrices.expressions.slice import MatrixSlice
 
 from ._shape import check_matmul, check_result
@@ -50,7 +50,7 @@ from ._text import shape_text
 from .concat import Concat
 from .errors import DimensionError, InputError, ShapeError, SizeLimitError
 from .softmax import Softmax, explicit_softmax
-from .values import to_head_list, to_matrix
+from .values import to_head_list, to_head_vectors, to_matrix
 
 if TYPE_CHECKING:
     from .attention import MultiHeadAttention
@@ -135,7 +135,8 @@ def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMat
 
 
 def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
-             W_O: Any = None, *, exact: bool = True, max_terms: int | None = None) -> Evaluation:
+             W_O: Any = None, *, b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None,
+             exact: bool = True, max_terms: int | None = None) -> Evaluation:
     """Evaluate every step of ``model`` exactly; see the module docstring.
 
     Parameters
@@ -144,6 +145,7 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     X : matrix (``n x d_model``; a single vector is one token)
     W_Q, W_K, W_V : list of ``h`` per-head matrices, or an array of shape ``(h, rows, cols)``
     W_O : matrix (``h d_v x d_model``)
+    b_Q, b_K, b_V, b_O : biases of a model built with ``bias=True`` (per-head vectors; one vector)
     exact : convert floats to the rationals they denote (default) or keep ``Float``
     max_terms : size limit (see :func:`estimate_terms`); ``None`` means the default
     """
@@ -155,6 +157,14 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
         if heads[key] is not None and h is None:
             h = len(heads[key] or [])
     Wo = to_matrix(W_O, "W_O", exact=exact) if W_O is not None else None
+    given_biases = {k: v for k, v in (("b_Q", b_Q), ("b_K", b_K), ("b_V", b_V), ("b_O", b_O)) if v is not None}
+    if given_biases and not model.bias:
+        raise InputError(f"{', '.join(given_biases)} given, but the model has no biases; "
+                         "build it with MultiHeadAttention(..., bias=True)")
+    biases: dict[str, Any] = {k: to_head_vectors(v, k, h, exact=exact) for k, v in given_biases.items()
+                              if k != "b_O"}
+    if b_O is not None:
+        biases["b_O"] = to_matrix(b_O, "b_O", exact=exact, vector_as_row=True)
 
     found = _infer(model, Xm, heads)
     concrete = model.bind(**found) if found else model
@@ -170,7 +180,7 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
                          f"{shape_text((D.n, D.d_model))}")
 
     inputs = concrete.inputs
-    symbolic = any(v is None for v in (Xm, Wo, *heads.values()))
+    symbolic = any(v is None for v in (Xm, Wo, *heads.values())) or (model.bias and len(biases) < 4)
     limit = DEFAULT_MAX_TERMS if max_terms is None else max_terms
     size = estimate_terms(D, symbolic_entries=symbolic)
     if size > limit:
@@ -185,14 +195,18 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
         given = heads[key]
         for k, sym in enumerate(inputs[key]):
             values[sym] = given[k] if given is not None else sym.as_explicit()
+    if model.bias:
+        for key in ("b_Q", "b_K", "b_V"):
+            for k, sym in enumerate(inputs[key]):
+                values[sym] = biases[key][k] if key in biases else sym.as_explicit()
+        values[inputs["b_O"]] = biases.get("b_O", inputs["b_O"].as_explicit())
 
     results: dict[str, ImmutableMatrix] = {}
     for step in concrete.steps.values():
         value = _explicit(step.definition, values, step.text)
         check_result(step.text, value.shape, step.shape)
         values[step.symbol] = results[step.name] = value
-    used = {"X": values[inputs["X"]], "W_O": values[inputs["W_O"]],
-            **{key: [values[s] for s in inputs[key]] for key in ("W_Q", "W_K", "W_V")}}
+    used = {key: [values[s] for s in sym] if isinstance(sym, list) else values[sym] for key, sym in inputs.items()}
     return Evaluation(concrete, used, results)
 
 
@@ -210,6 +224,8 @@ def _explicit(e: Any, values: dict[Any, ImmutableMatrix], step: str) -> Immutabl
                 v = acc * v
             acc = v
         return ImmutableMatrix(acc if coeff == 1 else acc.applyfunc(lambda x: coeff * x))
+    if isinstance(e, (OneMatrix, ZeroMatrix, Identity)):
+        return ImmutableMatrix(e.as_explicit())
     if isinstance(e, Transpose):
         return _explicit(e.arg, values, step).T
     if isinstance(e, Softmax):

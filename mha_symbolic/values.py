@@ -43,7 +43,7 @@ from sympy.matrices import MatrixBase
 
 from .errors import InputError
 
-__all__ = ["to_exact", "to_matrix", "to_head_list"]
+__all__ = ["to_exact", "to_matrix", "to_head_list", "to_head_vectors"]
 
 
 def to_exact(x: Any, where: str, exact: bool = True) -> Expr:
@@ -147,6 +147,31 @@ def to_head_list(value: Any, name: str, h: int | None, *, exact: bool = True) ->
     if h is not None and len(items) != h:
         raise InputError(f"{name}: expected h={h} per-head matrices, got {len(items)}")
     return [to_matrix(m, f"{name}[{k}]", exact=exact) for k, m in enumerate(items, start=1)]
+
+
+def to_head_vectors(value: Any, name: str, h: int | None, *, exact: bool = True) -> list[ImmutableMatrix]:
+    """Per-head bias rows from a list of ``h`` vectors or an array of shape ``(h, width)``."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 1 and h == 1:
+            value = value[None, :]
+        if value.ndim != 2:
+            raise InputError(f"{name} must have shape (h, width) or be a list of h vectors, got {value.shape}")
+        items = list(value)
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+        if items and _depth(items) == 1:
+            if h != 1:
+                raise InputError(f"{name} must be a list of h={h} per-head vectors; got a single vector")
+            items = [items]
+    else:
+        raise InputError(f"{name} must be a list of per-head vectors, got {type(value).__name__}")
+    if h is not None and len(items) != h:
+        raise InputError(f"{name}: expected h={h} per-head vectors, got {len(items)}")
+    out = [to_matrix(v, f"{name}[{k}]", exact=exact, vector_as_row=True) for k, v in enumerate(items, start=1)]
+    for k, v in enumerate(out, start=1):
+        if v.rows != 1:
+            raise InputError(f"{name}[{k}] must be a vector, got shape {v.shape}")
+    return out
 
 
 def _depth(x: Any) -> int:

@@ -121,3 +121,13 @@ def test_bind_and_inputs():
     assert M == MultiHeadAttention(2, 4, 2)
     inputs = M.inputs
     assert inputs["X"].shape == (2, 4) and [w.shape for w in inputs["W_V"]] == [(4, 2), (4, 2)]
+
+
+def test_bias_steps_symbolic():
+    M = MultiHeadAttention(bias=True)
+    assert M.steps["Q_i"].text == "Q_i = X W_Q^i + 1 b_Q^i"
+    assert M.steps["Output"].text == "Output = Concat W_O + 1 b_O"
+    assert M.steps["V_i"].shape == (n, d_v) and M.steps["Output"].shape == (n, d_model)
+    assert set(M.inputs) == {"X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"}
+    assert M.b("V", 1).shape == (1, d_v)
+    assert M.func(*M.args) == M and M != MultiHeadAttention()

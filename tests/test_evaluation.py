@@ -150,3 +150,32 @@ def test_symbolic_dimensions_without_inputs_refused():
 def test_numeric_refuses_symbolic_entries():
     with pytest.raises(InputError, match="has symbolic entries"):
         MultiHeadAttention(1, 1, 1).evaluate().numeric()
+
+
+def test_biases_broadcast_over_tokens():
+    rng = np.random.default_rng(5)
+    inputs = random_inputs(rng, 3, 4, 2)
+    b = {k: rng.integers(-2, 3, (2, 2)) for k in ("b_Q", "b_K", "b_V")}
+    b_O = rng.integers(-2, 3, 4)
+    E = MultiHeadAttention(3, 4, 2, bias=True).evaluate(**inputs, **b, b_O=b_O)
+    X = inputs["X"].astype(float)
+    heads = []
+    for i in range(2):
+        Q = X @ inputs["W_Q"][i] + b["b_Q"][i]
+        K = X @ inputs["W_K"][i] + b["b_K"][i]
+        V = X @ inputs["W_V"][i] + b["b_V"][i]
+        S = Q @ K.T / np.sqrt(2)
+        A = np.exp(S - S.max(1, keepdims=True))
+        heads.append(A / A.sum(1, keepdims=True) @ V)
+    ref = np.concatenate(heads, 1) @ inputs["W_O"] + b_O
+    np.testing.assert_allclose(E.numeric(), ref, rtol=1e-12)
+    assert E["Q_1"] == ImmutableMatrix(X.astype(int) @ inputs["W_Q"][0] + b["b_Q"][0])
+
+
+def test_bias_errors():
+    with pytest.raises(InputError, match="b_O given, but the model has no biases"):
+        MultiHeadAttention(2, 4, 2).evaluate(b_O=[1, 2, 3, 4])
+    with pytest.raises(InputError, match="b_Q: expected h=2 per-head vectors, got 3"):
+        MultiHeadAttention(2, 4, 2, bias=True).evaluate(b_Q=np.zeros((3, 2)))
+    with pytest.raises(ShapeError, match=r"step Q_1 = X W_Q\^1 \+ 1 b_Q\^1: cannot add \(2, 2\) and \(2, 3\)"):
+        MultiHeadAttention(2, 4, 2, bias=True).evaluate(X=np.ones((2, 4)), b_Q=np.zeros((2, 3)))
