@@ -11,10 +11,12 @@ from .errors import DimensionError, InputError, MHASymbolicError, ParseError, Sh
 from .evaluation import Evaluation, evaluate
 from .examples import EXAMPLES, example
 from .heads import HeadMatrix
+from .numeric import NumericMHA, stable_softmax
+from .pytorch import PyTorchMHA, from_pytorch
 from .softmax import Softmax, softmax
 
 __all__ = [
     "MultiHeadAttention", "Step", "Dims", "Softmax", "softmax", "Concat", "ConcatHeads", "HeadMatrix",
-    "Evaluation", "evaluate", "EXAMPLES", "example",
+    "Evaluation", "evaluate", "EXAMPLES", "example", "NumericMHA", "stable_softmax", "from_pytorch", "PyTorchMHA",
     "MHASymbolicError", "DimensionError", "ShapeError", "InputError", "ParseError", "SizeLimitError",
 ]

@@ -311,6 +311,16 @@ class MultiHeadAttention(Basic):
         return evaluate(self, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, exact=exact, max_terms=max_terms,
                         **biases)  # type: ignore[arg-type]
 
+    def lambdify(self, backend: str = "numpy", *, entrywise: bool = False) -> Any:
+        """Compile to a NumPy function ``f(X, W_Q, W_K, W_V, W_O, ..., steps=False)``.
+
+        See :mod:`mha_symbolic.numeric`: matrix-level (batched, stable softmax) by default;
+        ``entrywise=True`` lambdifies the exact explicit output of a small concrete model.
+        """
+        from .numeric import lambdify_model
+
+        return lambdify_model(self, backend, entrywise=entrywise)
+
     def _sympystr(self, printer: Any) -> str:
         D = self.dims
         extra = (", causal=True" if self.causal else "") + (", bias=True" if self.bias else "")
