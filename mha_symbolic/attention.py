@@ -28,7 +28,7 @@ Examples
 >>> print(M.steps["A_i"])
 A_i = softmax(S'_i)
 >>> M.steps["A_i"].expr
-softmax(1/sqrt(d_k)*((X*W_Q^i)*(X*W_K^i).T))
+softmax(((X*W_Q^i)*(X*W_K^i).T) / sqrt(d_k))
 >>> M2 = MultiHeadAttention(8, 4, 2, convention="split")
 >>> M2.steps["Q_1"].shape, M2.steps["Output"].shape
 ((8, 2), (8, 4))
@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
-from sympy import Basic, Eq, MatAdd, MatrixSymbol, OneMatrix, Symbol, Tuple, sqrt, sympify
+from sympy import Basic, Eq, MatAdd, MatrixSymbol, OneMatrix, Symbol, Tuple, sympify
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
@@ -52,6 +52,7 @@ from .concat import Concat, ConcatHeads
 from .dims import Dims
 from .errors import InputError
 from .heads import HeadMatrix
+from .scaling import ScaledScores
 from .softmax import Softmax
 
 __all__ = ["MultiHeadAttention", "Step", "CONVENTIONS"]
@@ -282,7 +283,7 @@ class MultiHeadAttention(Basic):
             k = product(sym("K", D.n, D.d_k), x_i, self.W("K", i), bias=b("K", i))
             v = product(sym("V", D.n, D.d_v), x_i, self.W("V", i), bias=b("V", i))
             s = product(sym("S", D.n, D.n), q, k.T)
-            s_scaled = add(sym("S'", D.n, D.n), s / sqrt(D.d_k))
+            s_scaled = add(sym("S'", D.n, D.n), ScaledScores(s, D.d_k))
             a = add(sym("A", D.n, D.n), Softmax(s_scaled, self.causal))
             heads.append(product(sym("head", D.n, D.d_v), a, v))
 

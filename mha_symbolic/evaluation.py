@@ -49,6 +49,7 @@ from ._shape import check_matmul, check_result
 from ._text import shape_text
 from .concat import Concat
 from .errors import DimensionError, InputError, ShapeError, SizeLimitError
+from .scaling import ScaledScores
 from .softmax import Softmax, explicit_softmax
 from .values import to_head_list, to_head_vectors, to_matrix
 
@@ -228,6 +229,9 @@ def _explicit(e: Any, values: dict[Any, ImmutableMatrix], step: str) -> Immutabl
         return ImmutableMatrix(e.as_explicit())
     if isinstance(e, Transpose):
         return _explicit(e.arg, values, step).T
+    if isinstance(e, ScaledScores):
+        factor = e.factor
+        return ImmutableMatrix(_explicit(e.scores, values, step).applyfunc(lambda x: factor * x))
     if isinstance(e, Softmax):
         return explicit_softmax(_explicit(e.arg, values, step), e.causal)
     if isinstance(e, Concat):

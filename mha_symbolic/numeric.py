@@ -112,9 +112,6 @@ class _MatrixNumPyPrinter(NumPyPrinter):
         # 1 b (a column of ones times a row) is b broadcast over the rows
         if len(factors) == 2 and isinstance(factors[0], OneMatrix) and factors[0].shape[1] == 1:
             code = self._print(factors[1])
-        elif len(factors) == 1 and coeff != 1 and factors[0] in self.consumable:
-            x = self._print(factors[0])
-            return f"{self._np('multiply')}({x}, {float(coeff)!r}, out={x})"
         else:
             code = self._print(factors[0])
             for f in factors[1:]:
@@ -128,6 +125,12 @@ class _MatrixNumPyPrinter(NumPyPrinter):
 
     def _print_Transpose(self, expr: Any) -> str:
         return f"{self._np('swapaxes')}({self._print(expr.arg)}, -1, -2)"
+
+    def _print_ScaledScores(self, expr: Any) -> str:
+        x, factor = self._print(expr.scores), float(expr.factor)
+        if expr.scores in self.consumable:
+            return f"{self._np('multiply')}({x}, {factor!r}, out={x})"
+        return f"{factor!r} * {x}"
 
     def _print_Softmax(self, expr: Softmax) -> str:
         overwrite = ", overwrite=True" if expr.arg in self.consumable else ""
