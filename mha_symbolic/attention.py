@@ -51,7 +51,8 @@ from ._text import text
 from .concat import Concat, ConcatHeads
 from .dims import Dims
 from .errors import InputError
-from .heads import HeadMatrix
+from .heads import HeadMatrix, ModelMatrix
+from .latex import LatexReprMixin
 from .scaling import ScaledScores
 from .softmax import Softmax
 
@@ -65,7 +66,7 @@ def _flag(value: Any) -> BooleanAtom:
     return value if isinstance(value, BooleanAtom) else (true if value else false)
 
 
-class Step(Basic):
+class Step(LatexReprMixin, Basic):
     """One named step ``symbol = definition`` of the model.
 
     ``definition`` is written with the symbols of earlier steps (``S_1 = Q_1 K_1^T``);
@@ -136,7 +137,7 @@ class Steps(Mapping):
         return "Steps(%s)" % ", ".join(self._steps)
 
 
-class MultiHeadAttention(Basic):
+class MultiHeadAttention(LatexReprMixin, Basic):
     """Multi-head attention with symbolic or concrete dimensions.
 
     Parameters
@@ -204,12 +205,12 @@ class MultiHeadAttention(Basic):
     @cached_property
     def X(self) -> MatrixSymbol:
         """The input ``X`` (``n x d_model``)."""
-        return MatrixSymbol("X", self.dims.n, self.dims.d_model)
+        return ModelMatrix("X", self.dims.n, self.dims.d_model)
 
     @cached_property
     def W_O(self) -> MatrixSymbol:
         """The output projection ``W_O`` (``h d_v x d_model``)."""
-        return MatrixSymbol("W_O", self.dims.h * self.dims.d_v, self.dims.d_model)
+        return ModelMatrix("W_O", self.dims.h * self.dims.d_v, self.dims.d_model)
 
     def _head_width(self) -> Any:
         D = self.dims
@@ -218,7 +219,7 @@ class MultiHeadAttention(Basic):
     @cached_property
     def b_O(self) -> MatrixSymbol:
         """The output bias ``b_O`` (a ``1 x d_model`` row)."""
-        return MatrixSymbol("b_O", 1, self.dims.d_model)
+        return ModelMatrix("b_O", 1, self.dims.d_model)
 
     def b(self, kind: str, i: Any) -> HeadMatrix:
         """The bias row ``b_kind^i`` (``1 x d_k``, or ``1 x d_v`` for ``V``) of head ``i``."""
@@ -287,13 +288,13 @@ class MultiHeadAttention(Basic):
             a = add(sym("A", D.n, D.n), Softmax(s_scaled, self.causal))
             heads.append(product(sym("head", D.n, D.d_v), a, v))
 
-        concat = MatrixSymbol("Concat", D.n, D.h * D.d_v)
+        concat = ModelMatrix("Concat", D.n, D.h * D.d_v)
         if D.h.is_Integer:
             conds = check_same_rows("Concat", heads, D)
             add(concat, Concat(*heads), conds)
         else:
             add(concat, ConcatHeads(heads[0], HEAD_INDEX, D.h))
-        product(MatrixSymbol("Output", D.n, D.d_model), concat, self.W_O, bias=self.b_O if self.bias else None)
+        product(ModelMatrix("Output", D.n, D.d_model), concat, self.W_O, bias=self.b_O if self.bias else None)
         return Steps(built)
 
     @property

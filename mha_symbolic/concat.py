@@ -19,14 +19,14 @@ Examples
 >>> C.shape
 (n, 2*d_v)
 >>> latex(C)
-'\\mathrm{Concat}\\left(head_{1}, head_{2}\\right)'
+'\\mathrm{Concat}(head_{1}, head_{2})'
 >>> Concat(Matrix([[1, 2]]), Matrix([[3]])).doit()
 Matrix([[1, 2, 3]])
 >>> from mha_symbolic.heads import HeadMatrix
 >>> i, h = Symbol("i"), Symbol("h")
 >>> X = MatrixSymbol("X", n, 4)
 >>> latex(ConcatHeads(X * HeadMatrix("W_V", 4, d, i), i, h))
-'\\mathrm{Concat}\\left(X W^{1}_{V}, \\dots, X W^{h}_{V}\\right)'
+'\\mathrm{Concat}(X W_1^{V}, \\dots, X W_h^{V})'
 """
 
 from __future__ import annotations
@@ -38,11 +38,12 @@ from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import BlockMatrix, MatrixExpr
 
 from .errors import InputError, ShapeError
+from .latex import LatexReprMixin
 
 __all__ = ["Concat", "ConcatHeads"]
 
 
-class Concat(MatrixExpr):
+class Concat(LatexReprMixin, MatrixExpr):
     """Blocks side by side: ``[B_1  B_2  ...  B_h]``, unevaluated.
 
     See Also
@@ -85,13 +86,13 @@ class Concat(MatrixExpr):
         return self.func(*blocks)
 
     def _latex(self, printer: Any) -> str:
-        return r"\mathrm{Concat}\left(%s\right)" % ", ".join(printer._print(b) for b in self.args)
+        return r"\mathrm{Concat}(%s)" % ", ".join(printer._print(b) for b in self.args)
 
     def _sympystr(self, printer: Any) -> str:
         return "Concat(%s)" % ", ".join(printer._print(b) for b in self.args)
 
 
-class ConcatHeads(MatrixExpr):
+class ConcatHeads(LatexReprMixin, MatrixExpr):
     """``Concat(template_{i=1}, ..., template_{i=h})`` for a possibly symbolic ``h``.
 
     Parameters
@@ -125,7 +126,7 @@ class ConcatHeads(MatrixExpr):
 
     def _latex(self, printer: Any) -> str:
         first, last = printer._print(self.head(1)), printer._print(self.head(self.h))
-        return r"\mathrm{Concat}\left(%s, \dots, %s\right)" % (first, last)
+        return r"\mathrm{Concat}(%s, \dots, %s)" % (first, last)
 
     def _sympystr(self, printer: Any) -> str:
         return "Concat(%s, ..., %s)" % (printer._print(self.head(1)), printer._print(self.head(self.h)))

@@ -35,6 +35,7 @@ from typing import Any
 from sympy import Basic, Eq, Expr, Integer, Symbol, Tuple, expand, simplify, sympify
 
 from .errors import DimensionError
+from .latex import LatexReprMixin
 
 __all__ = ["Dims", "dimension_symbol", "DIMENSION_NAMES"]
 
@@ -80,7 +81,7 @@ def _as_dimension(name: str, value: Any) -> Expr:
     return value
 
 
-class Dims(Basic):
+class Dims(LatexReprMixin, Basic):
     """The five dimensions of multi-head attention, with the relations in force.
 
     Parameters

@@ -17,7 +17,7 @@ Examples
 >>> W, W.shape, W.subs(i, 2)
 (W_Q^i, (4, 2), W_Q^2)
 >>> latex(W.subs(i, 2))
-'W^{2}_{Q}'
+'W_2^{Q}'
 >>> W.func(*W.args) == W
 True
 >>> HeadMatrix("Q", 8, 2, 1, "sub"), HeadMatrix("X_head", 8, 2, 1, "plain")
@@ -31,12 +31,14 @@ from typing import Any
 from sympy import Basic, MatrixSymbol, sympify
 from sympy.core.symbol import Str
 
-__all__ = ["HeadMatrix"]
+from .latex import LatexReprMixin, notation_of, sub
+
+__all__ = ["HeadMatrix", "ModelMatrix"]
 
 _STYLES = {"sup": "{base}^{index}", "sub": "{base}_{index}", "plain": "{base}{index}"}
 
 
-class HeadMatrix(MatrixSymbol):
+class HeadMatrix(LatexReprMixin, MatrixSymbol):
     """A named matrix of one head: ``base^index`` with shape ``rows x cols``.
 
     Parameters
@@ -78,6 +80,38 @@ class HeadMatrix(MatrixSymbol):
     def _hashable_content(self) -> tuple[Any, ...]:
         return self.args
 
+    def _latex(self, printer: Any) -> str:
+        index = printer._print(self.index)
+        style, base = self.args[4].name, self.base
+        if style == "sup":
+            if base[:2] in ("W_", "b_") and len(base) > 2:
+                return notation_of(printer).head(base[0], base[2:], index)
+            return f"{base}^{{{index}}}"
+        if style == "plain":  # X_head1: the head's block of X
+            return f"{base[0]}{sub(index)}"
+        name = r"\mathrm{head}" if base == "head" else base
+        return f"{name}{sub(index)}"
+
     def as_symbol(self) -> MatrixSymbol:
         """A plain :class:`MatrixSymbol` with an identifier name (``W_Q_1``), e.g. for lambdify."""
         return MatrixSymbol(f"{self.base}_{self.index}", *self.shape)
+
+
+class ModelMatrix(LatexReprMixin, MatrixSymbol):
+    r"""A named matrix of the whole model (``X``, ``W_O``, ``b_O``, ``Concat``, ``Output``).
+
+    A plain :class:`MatrixSymbol` whose LaTeX follows the notation (``W^{O}`` or ``W_O``)
+    and shows the step names upright (``\mathrm{Concat}``).
+
+    >>> from sympy import latex
+    >>> latex(ModelMatrix("W_O", 4, 4)), latex(ModelMatrix("Concat", 2, 4))
+    ('W^{O}', '\\mathrm{Concat}')
+    """
+
+    def _latex(self, printer: Any) -> str:
+        name = self.name
+        if name in ("W_O", "b_O"):
+            return notation_of(printer).out(name[0])
+        if name in ("Concat", "Output"):
+            return r"\mathrm{%s}" % name
+        return printer._print_Symbol(self) if hasattr(printer, "_print_Symbol") else name

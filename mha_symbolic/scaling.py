@@ -32,11 +32,12 @@ from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr
 
 from .errors import InputError
+from .latex import LatexReprMixin
 
 __all__ = ["ScaledScores"]
 
 
-class ScaledScores(MatrixExpr):
+class ScaledScores(LatexReprMixin, MatrixExpr):
     """``S / sqrt(d)``, unevaluated: the scores divided by the square root of the key width.
 
     Parameters

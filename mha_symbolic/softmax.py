@@ -41,6 +41,7 @@ from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr
 
 from .errors import InputError
+from .latex import LatexReprMixin
 
 __all__ = ["Softmax", "softmax", "explicit_softmax"]
 
@@ -62,7 +63,7 @@ def explicit_softmax(M: Any, causal: bool = False) -> ImmutableMatrix:
     return ImmutableMatrix(M.rows, M.cols, [x for r in rows for x in r])
 
 
-class Softmax(MatrixExpr):
+class Softmax(LatexReprMixin, MatrixExpr):
     """Row-wise softmax of a matrix expression, unevaluated; ``causal`` masks ``j > i``.
 
     Parameters

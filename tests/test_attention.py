@@ -85,7 +85,7 @@ def test_concrete_concat_lists_every_head():
 def test_causal_flag_reaches_softmax():
     M = MultiHeadAttention(causal=True)
     assert M.steps["A_i"].definition.causal
-    assert latex(M.steps["A_i"]) == r"A_{i} = \mathrm{softmax}_{\mathrm{causal}}\left(S'_{i}\right)"
+    assert latex(M.steps["A_i"]) == r"A_i = \mathrm{softmax}_{\mathrm{causal}}\left(S'_i\right)"
 
 
 def test_every_public_object_rebuilds_from_args():

@@ -31,7 +31,7 @@ def test_concat_heads_symbolic_and_doit():
     X = MatrixSymbol("X", 3, 4)
     C = ConcatHeads(X * HeadMatrix("W_V", 4, 2, i), i, h)
     assert C.shape == (3, 2 * h)
-    assert latex(C) == r"\mathrm{Concat}\left(X W^{1}_{V}, \dots, X W^{h}_{V}\right)"
+    assert latex(C) == r"\mathrm{Concat}(X W_1^{V}, \dots, X W_h^{V})"
     assert C.func(*C.args) == C
     C2 = ConcatHeads(X * HeadMatrix("W_V", 4, 2, i), i, 2).doit()
     assert C2 == Concat(X * HeadMatrix("W_V", 4, 2, 1), X * HeadMatrix("W_V", 4, 2, 2))

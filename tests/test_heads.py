@@ -11,7 +11,7 @@ def test_index_substitution_is_structural():
     W = HeadMatrix("W_Q", 4, 2, i)
     assert W.subs(i, 3) == HeadMatrix("W_Q", 4, 2, 3)
     assert W.subs(i, 3).name == "W_Q^3"
-    assert latex(W.subs(i, 3)) == "W^{3}_{Q}"
+    assert latex(W.subs(i, 3)) == "W_3^{Q}"
 
 
 def test_styles_and_identity():

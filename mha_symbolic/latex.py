@@ -1,0 +1,155 @@
+r"""LaTeX in the notation tutorials use: presets, printer settings, one entry point.
+
+Explanation
+===========
+
+Every object of the package prints through a ``_latex(self, printer)`` hook, so
+``sympy.latex(obj)`` works.  :func:`latex` uses :class:`MHALatexPrinter`, SymPy's
+:class:`~sympy.printing.latex.LatexPrinter` with three settings added:
+
+``notation``   how per-head weights are written (:data:`NOTATIONS`):
+               ``vaswani`` ``W_i^{Q}``, ``W^{O}`` (seed 002); ``per-head`` ``W_Q^{i}``,
+               ``W_O`` (seed 004); ``numbered`` ``W_{Q1}``, ``W_O`` (seed 001)
+``transpose``  ``"top"`` (``K^{\top}``) or ``"T"`` (``K^{T}``)
+``decimals``   ``None`` (exact entries) or ``k`` (explicit matrices rounded to k places)
+
+Dimensions print as written in the tutorials (``d_k``, ``d_{model}``) and explicit
+matrices as ``bmatrix``.
+
+Examples
+========
+
+>>> from sympy import MatrixSymbol
+>>> from mha_symbolic.latex import latex
+>>> from mha_symbolic.heads import HeadMatrix
+>>> W = HeadMatrix("W_Q", 4, 2, 1)
+>>> latex(W), latex(W, notation="per-head"), latex(W, notation="numbered")
+('W_1^{Q}', 'W_Q^{1}', 'W_{Q1}')
+>>> K = MatrixSymbol("K", 3, 2)
+>>> latex(K.T), latex(K.T, transpose="T")
+('K^{\\top}', 'K^{T}')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sympy import Symbol
+from sympy.printing.latex import LatexPrinter
+
+from .errors import InputError
+
+__all__ = ["Notation", "NOTATIONS", "DEFAULT_NOTATION", "MHALatexPrinter", "latex", "notation_of", "sub",
+           "repr_latex", "TRANSPOSES", "LatexReprMixin"]
+
+TRANSPOSES = {"top": r"\top", "T": "T"}
+DEFAULT_NOTATION = "vaswani"
+_DIMENSION_LATEX = {"d_k": "d_k", "d_v": "d_v", "d_model": "d_{model}", "n": "n", "h": "h", "i": "i"}
+
+
+def sub(index: str) -> str:
+    """A subscript: ``_i`` for one character, ``_{12}`` otherwise."""
+    return f"_{index}" if len(index) == 1 else f"_{{{index}}}"
+
+
+@dataclass(frozen=True)
+class Notation:
+    """How a tutorial writes per-head weights and the output projection.
+
+    ``weight`` and ``output`` are format strings with ``{base}`` (``W`` or ``b``),
+    ``{kind}`` (``Q``, ``K``, ``V``) and ``{sub_index}``/``{index}``.
+    """
+
+    name: str
+    weight: str
+    output: str
+    source: str
+
+    def head(self, base: str, kind: str, index: str) -> str:
+        """``W_i^{Q}`` (vaswani), ``W_Q^{i}`` (per-head), ``W_{Qi}`` (numbered)."""
+        return self.weight.format(base=base, kind=kind, index=index, sub_index=sub(index))
+
+    def out(self, base: str) -> str:
+        """``W^{O}`` (vaswani) or ``W_O``."""
+        return self.output.format(base=base)
+
+
+NOTATIONS: dict[str, Notation] = {
+    "vaswani": Notation("vaswani", "{base}{sub_index}^{{{kind}}}", "{base}^{{O}}", "Vaswani et al. 2017; seed 002"),
+    "per-head": Notation("per-head", "{base}_{kind}^{{{index}}}", "{base}_O", "seed 004"),
+    "numbered": Notation("numbered", "{base}_{{{kind}{index}}}", "{base}_O", "seed 001"),
+}
+
+
+def notation_of(printer: Any) -> Notation:
+    """The notation a printer was configured with (the default for SymPy's own printer)."""
+    return NOTATIONS[getattr(printer, "_settings", {}).get("notation", DEFAULT_NOTATION)]
+
+
+class MHALatexPrinter(LatexPrinter):
+    """SymPy's LaTeX printer with the ``notation``, ``transpose`` and ``decimals`` settings."""
+
+    printmethod = "_latex"
+    _default_settings = {**LatexPrinter._default_settings, "notation": DEFAULT_NOTATION, "transpose": "top",
+                         "decimals": None, "mat_str": "bmatrix", "mat_delim": ""}
+
+    def __init__(self, settings: dict[str, Any] | None = None):
+        settings = dict(settings or {})
+        if settings.get("notation", DEFAULT_NOTATION) not in NOTATIONS:
+            raise InputError(f"notation must be one of {sorted(NOTATIONS)}, got {settings['notation']!r}")
+        if settings.get("transpose", "top") not in TRANSPOSES:
+            raise InputError(f"transpose must be 'top' or 'T', got {settings['transpose']!r}")
+        decimals = settings.get("decimals")
+        if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
+            raise InputError(f"decimals must be None or a non-negative integer, got {decimals!r}")
+        super().__init__(settings)
+
+    def _print_Symbol(self, expr: Any, style: str = "plain") -> str:
+        if expr.name in _DIMENSION_LATEX and not getattr(expr, "is_Matrix", False):
+            return _DIMENSION_LATEX[expr.name]
+        return super()._print_Symbol(expr, style=style)
+
+    def _print_Transpose(self, expr: Any) -> str:
+        t = TRANSPOSES[self._settings["transpose"]]
+        return super()._print_Transpose(expr).replace("^{T}", "^{%s}" % t)
+
+    def _print_MatrixBase(self, expr: Any) -> str:
+        k = self._settings["decimals"]
+        if k is None or expr.free_symbols:
+            return super()._print_MatrixBase(expr)
+        rows = [" & ".join(_decimal(x, k) for x in expr.row(i)) for i in range(expr.rows)]
+        return r"\begin{bmatrix}%s\end{bmatrix}" % r" \\ ".join(rows)
+
+    _print_ImmutableMatrix = _print_ImmutableDenseMatrix = _print_Matrix = _print_MatrixBase
+    _print_MutableDenseMatrix = _print_MatrixBase
+
+
+def _decimal(x: Any, k: int) -> str:
+    value = float(x.evalf(max(20, k + 5)))
+    text = f"{value:.{k}f}"
+    return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
+
+
+class LatexReprMixin:
+    """Gives a class ``_repr_latex_`` through :func:`latex` (Jupyter renders it)."""
+
+    def _repr_latex_(self) -> str:
+        return repr_latex(self)
+
+
+def latex(expr: Any, notation: str = DEFAULT_NOTATION, transpose: str = "top", decimals: int | None = None,
+          **settings: Any) -> str:
+    """LaTeX of ``expr`` in a notation preset; see the module docstring."""
+    printer = MHALatexPrinter({"notation": notation, "transpose": transpose, "decimals": decimals, **settings})
+    return printer.doprint(expr)
+
+
+def repr_latex(expr: Any) -> str:
+    """``$\\displaystyle ...$`` for Jupyter's ``_repr_latex_``."""
+    return r"$\displaystyle %s$" % latex(expr)
+
+
+def dimension_latex(name: str) -> str:
+    """``d_{model}`` for ``d_model`` (the spelling of a dimension)."""
+    return _DIMENSION_LATEX.get(name, latex(Symbol(name)))
