@@ -28,7 +28,7 @@ Examples
 >>> print(M.steps["A_i"])
 A_i = softmax(S'_i)
 >>> M.steps["A_i"].expr
-softmax(((X*W_Q^i)*(X*W_K^i).T) / sqrt(d_k))
+softmax((X*W_Q^i)*(X*W_K^i).T / sqrt(d_k))
 >>> M2 = MultiHeadAttention(8, 4, 2, convention="split")
 >>> M2.steps["Q_1"].shape, M2.steps["Output"].shape
 ((8, 2), (8, 4))

@@ -114,6 +114,9 @@ class MHALatexPrinter(LatexPrinter):
         t = TRANSPOSES[self._settings["transpose"]]
         return super()._print_Transpose(expr).replace("^{T}", "^{%s}" % t)
 
+    def _print_OneMatrix(self, expr: Any) -> str:
+        return r"\mathbf{1}"  # the all-ones column that broadcasts a bias row over the tokens
+
     def _print_MatrixBase(self, expr: Any) -> str:
         k = self._settings["decimals"]
         if k is None or expr.free_symbols:

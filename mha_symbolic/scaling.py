@@ -78,4 +78,4 @@ class ScaledScores(LatexReprMixin, MatrixExpr):
         return r"\frac{%s}{\sqrt{%s}}" % (printer._print(self.scores), printer._print(self.d))
 
     def _sympystr(self, printer: Any) -> str:
-        return f"{printer.parenthesize(self.scores, 50)} / sqrt({printer._print(self.d)})"
+        return f"{printer.parenthesize(self.scores, 50, strict=True)} / sqrt({printer._print(self.d)})"

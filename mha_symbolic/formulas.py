@@ -1,0 +1,127 @@
+r"""The tutorials' formulas as objects: ``Attention``, ``MultiHead`` and equations.
+
+Explanation
+===========
+
+``Attention(Q, K, V, d_k)`` prints as ``\mathrm{Attention}(Q, K, V)`` and its
+``doit()`` is the scaled dot-product ``softmax(Q K^T / sqrt(d_k)) V``.
+``MultiHead(Q, K, V)`` is the name of the whole map.  :func:`standard_formulas`
+returns the four formulas a tutorial writes, built from a model, so ``d_k`` stays a
+named dimension whose definition is shown once.
+
+Examples
+========
+
+>>> from mha_symbolic import MultiHeadAttention
+>>> from mha_symbolic.formulas import standard_formulas
+>>> from mha_symbolic.latex import latex
+>>> for f in standard_formulas(MultiHeadAttention()):
+...     print(latex(f))
+d_k = \frac{d_{model}}{h}
+\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\left(\frac{Q K^{\top}}{\sqrt{d_k}}\right) V
+\mathrm{head}_i = \mathrm{Attention}(Q W_i^{Q}, K W_i^{K}, V W_i^{V})
+\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W^{O}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sympy import Basic, MatMul, MatrixSymbol, sympify
+from sympy.matrices.expressions import MatrixExpr
+
+from .concat import ConcatHeads
+from .heads import HeadMatrix
+from .latex import LatexReprMixin
+from .scaling import ScaledScores
+from .softmax import Softmax
+
+if TYPE_CHECKING:
+    from .attention import MultiHeadAttention
+
+__all__ = ["Attention", "MultiHead", "Equation", "standard_formulas"]
+
+
+class Equation(LatexReprMixin, Basic):
+    """``lhs = rhs`` for any two expressions (SymPy's ``Eq`` would try to decide matrix equality)."""
+
+    def __new__(cls, lhs: Any, rhs: Any) -> Equation:
+        return Basic.__new__(cls, sympify(lhs), sympify(rhs))
+
+    lhs = property(lambda self: self.args[0])
+    rhs = property(lambda self: self.args[1])
+
+    def _latex(self, printer: Any) -> str:
+        return f"{printer._print(self.lhs)} = {printer._print(self.rhs)}"
+
+    def _sympystr(self, printer: Any) -> str:
+        return f"{printer._print(self.lhs)} = {printer._print(self.rhs)}"
+
+
+class Attention(LatexReprMixin, MatrixExpr):
+    """Scaled dot-product attention ``softmax(Q K^T / sqrt(d)) V``, unevaluated."""
+
+    def __new__(cls, Q: Any, K: Any, V: Any, d: Any) -> Attention:
+        return Basic.__new__(cls, sympify(Q), sympify(K), sympify(V), sympify(d))
+
+    Q = property(lambda self: self.args[0])
+    K = property(lambda self: self.args[1])
+    V = property(lambda self: self.args[2])
+    d = property(lambda self: self.args[3])
+
+    @property
+    def shape(self) -> tuple[Any, Any]:
+        return (self.Q.shape[0], self.V.shape[1])
+
+    def doit(self, **hints: Any) -> Any:
+        return MatMul(Softmax(ScaledScores(MatMul(self.Q, self.K.T), self.d)), self.V).doit(**hints)
+
+    def _latex(self, printer: Any) -> str:
+        return r"\mathrm{Attention}(%s)" % ", ".join(printer._print(a) for a in self.args[:3])
+
+    def _sympystr(self, printer: Any) -> str:
+        return "Attention(%s)" % ", ".join(printer._print(a) for a in self.args[:3])
+
+
+class MultiHead(LatexReprMixin, MatrixExpr):
+    """The name ``MultiHead(Q, K, V)`` of the whole multi-head map (shape of ``Q``)."""
+
+    def __new__(cls, Q: Any, K: Any, V: Any) -> MultiHead:
+        return Basic.__new__(cls, sympify(Q), sympify(K), sympify(V))
+
+    @property
+    def shape(self) -> tuple[Any, Any]:
+        return self.args[0].shape
+
+    def _latex(self, printer: Any) -> str:
+        return r"\mathrm{MultiHead}(%s)" % ", ".join(printer._print(a) for a in self.args)
+
+    def _sympystr(self, printer: Any) -> str:
+        return "MultiHead(%s)" % ", ".join(printer._print(a) for a in self.args)
+
+
+def standard_formulas(model: MultiHeadAttention) -> list[Equation]:
+    """The formulas a tutorial writes, for ``model``'s dimensions and head index.
+
+    ``Q``, ``K``, ``V`` are the attention inputs (all equal to ``X`` in self-attention,
+    ``n x d_model``); per head ``head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)``, or in the
+    split convention ``head_i = Attention(X_i W_i^Q, X_i W_i^K, X_i W_i^V)``.
+    """
+    D = model.dims
+    Q, K, V = (MatrixSymbol(s, D.n, D.d_model) for s in "QKV")
+    from .attention import HEAD_INDEX
+
+    index = model.head_indices[0]  # i, or 1 for an integer h
+    formulas = [Equation(r.lhs, r.rhs) for r in D.relations if r.lhs == D.d_k]
+    # MatMul(...) rather than *: the operator would doit() and dissolve ScaledScores
+    formulas.append(Equation(Attention(Q, K, V, D.d_k), MatMul(Softmax(ScaledScores(MatMul(Q, K.T), D.d_k)), V)))
+    head = HeadMatrix("head", D.n, D.d_v, HEAD_INDEX, "sub")
+    if model.convention == "split":  # head i reads its own column block X_i of X, for Q, K and V alike
+        Qi = Ki = Vi = model.steps[f"X_head{index}" if D.h.is_Integer else "X_head_i"].symbol
+    else:
+        Qi, Ki, Vi = Q, K, V
+    formulas.append(Equation(head.subs(HEAD_INDEX, index),
+                             Attention(MatMul(Qi, model.W("Q", index)), MatMul(Ki, model.W("K", index)),
+                                       MatMul(Vi, model.W("V", index)), D.d_k)))
+    formulas.append(Equation(MultiHead(Q, K, V), MatMul(ConcatHeads(head, HEAD_INDEX, D.h), model.W_O)))
+    return formulas

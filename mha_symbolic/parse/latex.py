@@ -1,0 +1,521 @@
+r"""The LaTeX reader: tutorial formulas into SymPy objects of this package.
+
+Explanation
+===========
+
+Built on ``latex2sympy2_extended`` (the maintained fork of latex2sympy2; this module is
+its only importer), which alone gets attention formulas wrong: it treats every product
+as commutative unless names are declared matrices, drops a side of ``\approx`` silently,
+fails on ``^{\top}`` and reads ``\mathrm{softmax}(Q K^T)`` as a product.  So this
+reader does itself what the library cannot:
+
+* splits relation chains (``=``, ``\approx``, ``\le``, ``\leq``, ``\ge``, ``\ne``, ...)
+  at the top level, so no side is lost;
+* normalises ``^{\top}``, ``\left(``, ``\dfrac``, ``\operatorname``, ``\text`` and
+  spacing commands;
+* recognises the model's symbols through a :class:`SymbolTable` (``W_i^{Q}``,
+  ``\mathrm{head}_i``, ``d_{model}`` ...), in the spelling of any notation preset, and
+  hands them to the library as declared matrices, so products keep their order;
+* reads named functions (``\mathrm{softmax}``, ``\mathrm{Attention}``,
+  ``\mathrm{Concat}`` with ``\dots``, ``\mathrm{MultiHead}``) and their arguments itself;
+* refuses text it did not understand completely (a :class:`ParseError` naming it),
+  never returning a partial reading.  Nothing is ever ``eval``'d or ``sympify``'d.
+
+Examples
+========
+
+>>> from mha_symbolic import MultiHeadAttention
+>>> from mha_symbolic.formulas import standard_formulas
+>>> from mha_symbolic.latex import latex
+>>> from mha_symbolic.parse import SymbolTable, read_formula, equivalent
+>>> formulas = standard_formulas(MultiHeadAttention())
+>>> table = SymbolTable.from_objects(formulas)
+>>> r = read_formula(r"\mathrm{softmax}\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V \approx 1", table)[0]
+>>> r.op, r.lhs
+('approx', softmax(Q*K.T/sqrt(d_k))*V)
+>>> all(equivalent(read_formula(latex(f), table)[0].rhs, f.rhs) for f in formulas)
+True
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sympy import (
+    Basic,
+    Expr,
+    ImmutableMatrix,
+    MatAdd,
+    MatMul,
+    MatrixSymbol,
+    OneMatrix,
+    Rational,
+    Symbol,
+    nsimplify,
+    simplify,
+    sympify,
+)
+from sympy.matrices import MatrixBase
+from sympy.matrices.expressions.slice import MatrixSlice
+
+from ..concat import Concat, ConcatHeads
+from ..errors import ParseError
+from ..formulas import Attention, Equation, MultiHead
+from ..heads import HeadMatrix
+from ..latex import NOTATIONS, latex
+from ..scaling import ScaledScores
+from ..softmax import Softmax
+
+__all__ = ["Relation", "SymbolTable", "read_formula", "read_expression", "equivalent"]
+
+_RELATIONS = [(r"\approx", "approx"), (r"\leq", "le"), (r"\le", "le"), (r"\geq", "ge"), (r"\ge", "ge"),
+              (r"\neq", "ne"), (r"\ne", "ne"), ("=", "eq"), ("<", "lt"), (">", "gt")]
+_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|\s+|.", re.S)
+_FUNCTIONS = ("softmax", "Attention", "Concat", "MultiHead")
+_N_ONES = Symbol("n_ones", integer=True, positive=True)  # rows of \mathbf{1} until its sum tells
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One relation of a formula: ``lhs op rhs`` with ``op`` in eq, approx, le, ge, ne, lt, gt."""
+
+    lhs: Any
+    op: str
+    rhs: Any
+    text: str
+
+
+class SymbolTable:
+    """Spellings (canonical LaTeX atoms) -> the package's symbols, plus the head index and d_k.
+
+    Build it with :meth:`from_objects` from the expressions whose symbols may appear;
+    every notation preset's spelling of a symbol is registered.
+    """
+
+    def __init__(self, entries: dict[str, Basic] | None = None, d_k: Any = None, head_index: Any = None):
+        self.entries: dict[str, Basic] = dict(entries or {})
+        self.d_k = d_k
+        self.head_index = head_index
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Any]) -> SymbolTable:
+        from ..attention import HEAD_INDEX
+
+        table = cls(head_index=HEAD_INDEX)
+        for obj in objects:
+            obj = sympify(obj)
+            for atom in _atoms(obj):
+                table.add(atom)
+            if isinstance(obj, Basic) and not isinstance(obj, MatrixBase):
+                for a in obj.atoms(Attention):
+                    table.d_k = a.d
+        return table
+
+    @classmethod
+    def for_model(cls, model: Any, *extra: Any) -> SymbolTable:
+        """Every symbol of ``model``: inputs, steps, the standard formulas, its dimensions."""
+        from ..formulas import standard_formulas
+
+        steps = list(model.steps.values())
+        table = cls.from_objects([*standard_formulas(model), *(s.symbol for s in steps),
+                                  *(s.definition for s in steps), *extra])
+        table.d_k = model.dims.d_k
+        return table
+
+    def add(self, atom: Basic) -> None:
+        """Register ``atom`` under its spelling in every notation preset."""
+        for notation in NOTATIONS:
+            text = latex(atom, notation=notation)
+            key = _canonical_atom(text)
+            if key is not None:
+                self.entries.setdefault(key, atom)
+        if isinstance(atom, Symbol) and atom.name == "d_k":
+            self.d_k = atom
+
+    def lookup(self, key: str) -> Basic | None:
+        return self.entries.get(key)
+
+    def symbols(self) -> set[Basic]:
+        """Every scalar symbol the entries use (dimensions included)."""
+        found: set[Basic] = set()
+        for e in self.entries.values():
+            found |= {s for s in _free(e) if isinstance(s, Symbol)} | ({e} if isinstance(e, Symbol) else set())
+            found |= {x for x in getattr(e, "shape", ()) if isinstance(x, Symbol)}
+        return found
+
+
+def _atoms(expr: Any) -> set[Basic]:
+    found: set[Basic] = set()
+    if isinstance(expr, MatrixBase):
+        return set().union(*(_atoms(x) for x in expr)) if expr else set()
+    if not isinstance(expr, Basic):
+        return found
+    found |= set(expr.atoms(MatrixSymbol)) | set(expr.atoms(Symbol))
+    for c in expr.atoms(ConcatHeads):
+        found |= {c.head(1), c.head(c.h)}
+    for e in expr.atoms(Basic):
+        if hasattr(e, "shape") and not isinstance(e, MatrixBase):
+            found |= {x for x in e.shape if isinstance(x, Symbol)}
+    return found
+
+
+# ----- tokens ---------------------------------------------------------------------------------------
+def _normalise(text: str) -> str:
+    t = text
+    for a, b in ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]"), (r"\left.", ""),
+                 (r"\right.", ""), (r"\dfrac", r"\frac"), (r"\tfrac", r"\frac"), (r"\intercal", "T"),
+                 (r"\top", "T"), (r"\ldots", r"\dots"), (r"\cdots", r"\dots")):
+        t = t.replace(a, b)
+    t = re.sub(r"\\(?:operatorname|text|textrm|mathrm|rm)\s*\{", r"\\mathrm{", t)
+    t = re.sub(r"\\(?:,|;|:|!|quad|qquad)|~", " ", t)
+    return t
+
+
+def _tokens(text: str) -> list[str]:
+    return [m.group(0) for m in _TOKEN.finditer(text)]
+
+
+def _group(tokens: list[str], i: int) -> tuple[str, int]:
+    """The argument at ``tokens[i]``: a braced group's inside, or one token; returns (text, next index)."""
+    while i < len(tokens) and tokens[i].isspace():
+        i += 1
+    if i >= len(tokens):
+        raise ParseError("a subscript, superscript or argument is missing")
+    if tokens[i] != "{":
+        return tokens[i], i + 1
+    depth, j = 0, i
+    while j < len(tokens):
+        depth += {"{": 1, "}": -1}.get(tokens[j], 0)
+        if depth == 0:
+            return "".join(tokens[i + 1:j]), j + 1
+        j += 1
+    raise ParseError("unbalanced braces")
+
+
+def _atom_at(tokens: list[str], i: int) -> tuple[str, str, str, str, int] | None:
+    """A symbol atom at ``i``: (base, primes, sub, sup, next index), or None."""
+    t = tokens[i]
+    if t == r"\mathrm" or t == r"\mathbf":
+        body, j = _group(tokens, i + 1)
+        if not re.fullmatch(r"[A-Za-z0-9]+", body):
+            return None
+        base = f"{t}{{{body}}}"
+    elif re.fullmatch(r"[A-Za-z]", t):
+        base, j = t, i + 1
+    else:
+        return None
+    primes = ""
+    while j < len(tokens) and tokens[j] == "'":
+        primes += "'"
+        j += 1
+    sub_text = sup_text = ""
+    for _ in range(2):
+        if j < len(tokens) and tokens[j] == "_" and not sub_text:
+            sub_text, j = _group(tokens, j + 1)
+        elif j < len(tokens) and tokens[j] == "^" and not sup_text:
+            k = j
+            sup_text, j = _group(tokens, j + 1)
+            if sup_text.strip() == "T":  # a transpose, not part of the name
+                sup_text, j = "", k
+                break
+    return base, primes, re.sub(r"\s+", "", sub_text), re.sub(r"\s+", "", sup_text), j
+
+
+def _canonical(base: str, primes: str, sub: str, sup: str) -> str:
+    return base + primes + (f"_{{{sub}}}" if sub else "") + (f"^{{{sup}}}" if sup else "")
+
+
+def _canonical_atom(text: str) -> str | None:
+    tokens = [t for t in _tokens(_normalise(text))]
+    if not tokens:
+        return None
+    atom = _atom_at(tokens, 0)
+    if atom is None or any(not t.isspace() for t in tokens[atom[4]:]):
+        return None
+    return _canonical(*atom[:4])
+
+
+def _join(pieces: list[str], placeholders: set[str]) -> str:
+    """Re-assemble tokens: spaces only where needed (after commands, around placeholders)."""
+    out = ""
+    for p in pieces:
+        if out and (p in placeholders or re.search(r"\\[A-Za-z]+$", out) and p[0].isalnum()
+                    or any(out.endswith(h) for h in placeholders)):
+            out += " "
+        out += p
+    return out
+
+
+def _matching(tokens: list[str], i: int, open_: str, close: str) -> int:
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += (tokens[j] == open_) - (tokens[j] == close)
+        if depth == 0:
+            return j
+    raise ParseError(f"unbalanced {open_}{close}")
+
+
+def _split_top(tokens: list[str], seps: set[str]) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for t in tokens:
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+        if depth == 0 and t in seps:
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    return parts
+
+
+# ----- reading ----------------------------------------------------------------------------------------
+class _Reader:
+    def __init__(self, table: SymbolTable, strict: bool):
+        self.table = table
+        self.strict = strict
+        self.placeholders: dict[str, Basic] = {}
+
+    def hold(self, obj: Basic) -> str:
+        key = f"{'M' if getattr(obj, 'is_Matrix', False) else 'Z'}_{{{10 + len(self.placeholders)}}}"
+        self.placeholders[key] = obj
+        return key
+
+    def expression(self, text: str) -> Any:
+        tokens = _tokens(_normalise(text))
+        if not "".join(tokens).strip():
+            raise ParseError("empty expression")
+        pieces = self.rewrite(tokens)
+        return self.convert(_join(pieces, set(self.placeholders)), text)
+
+    def rewrite(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(tokens):
+            t = tokens[i]
+            if t.isspace():
+                i += 1
+                continue
+            if t == r"\mathrm":
+                name, j = _group(tokens, i + 1)
+                causal = False
+                if name == "softmax" and j < len(tokens) and tokens[j] == "_":
+                    subscript, after = _group(tokens, j + 1)
+                    if re.sub(r"\s+", "", subscript) == r"\mathrm{causal}":
+                        causal, j = True, after
+                k = j
+                while k < len(tokens) and tokens[k].isspace():
+                    k += 1
+                if name in _FUNCTIONS and k < len(tokens) and tokens[k] == "(":
+                    end = _matching(tokens, k, "(", ")")
+                    out.append(self.hold(self.function(name, tokens[k + 1:end], causal)))
+                    i = end + 1
+                    continue
+            if t == r"\mathbf":
+                body, j = _group(tokens, i + 1)
+                if body.strip() == "1":
+                    out.append(self.hold(OneMatrix(_N_ONES, 1)))
+                    i = j
+                    continue
+            atom = _atom_at(tokens, i)
+            if atom is not None:
+                obj = self.table.lookup(_canonical(*atom[:4]))
+                if obj is not None:
+                    i = atom[4]
+                    if getattr(obj, "is_Matrix", False) and i < len(tokens) and tokens[i] == "[":
+                        end = _matching(tokens, i, "[", "]")
+                        obj = self.slice(obj, tokens[i + 1:end])
+                        i = end + 1
+                    out.append(self.hold(obj))
+                    continue
+            if t == "^":
+                sup, j = _group(tokens, i + 1)
+                if sup.strip() == "T":
+                    out.append("^T")
+                    i = j
+                    continue
+            out.append(t)
+            i += 1
+        return out
+
+    def function(self, name: str, arg_tokens: list[str], causal: bool = False) -> Basic:
+        parts = ["".join(p).strip() for p in _split_top(arg_tokens, {","})]
+        if name == "Concat" and r"\dots" in parts:
+            if len(parts) != 3 or parts[1] != r"\dots":
+                raise ParseError(r"\mathrm{Concat} with \dots must read Concat(first, \dots, last)")
+            first, last = (self.sub_expression(p) for p in (parts[0], parts[2]))
+            if not (isinstance(first, HeadMatrix) and first.index == 1 and isinstance(last, HeadMatrix)):
+                raise ParseError(r"\mathrm{Concat}(a, \dots, b) needs per-head matrices a = X_1 ... b = X_h")
+            i = self.table.head_index
+            template = first.func(first.args[0], first.args[1], first.args[2], i, first.args[4])
+            return ConcatHeads(template, i, last.index)
+        args = [self.sub_expression(p) for p in parts]
+        if name == "softmax":
+            if len(args) != 1:
+                raise ParseError(r"\mathrm{softmax} takes one matrix argument")
+            return Softmax(args[0], causal)
+        if name == "Concat":
+            return Concat(*args)
+        if len(args) != 3:
+            raise ParseError(rf"\mathrm{{{name}}} takes three arguments (Q, K, V), got {len(args)}")
+        if name == "Attention":
+            if self.table.d_k is None:
+                raise ParseError(r"\mathrm{Attention} needs d_k in the symbol table")
+            return Attention(*args, self.table.d_k)
+        return MultiHead(*args)
+
+    def sub_expression(self, text: str) -> Any:
+        inner = _Reader(self.table, self.strict)
+        inner.placeholders = self.placeholders  # share numbering
+        return inner.expression(text)
+
+    def slice(self, obj: Any, tokens: list[str]) -> Any:
+        parts = _split_top(tokens, {","})
+        if len(parts) != 2:
+            raise ParseError("a matrix slice must read [rows, columns]")
+        bounds = []
+        for part in parts:
+            ends = _split_top(part, {":"})
+            if len(ends) != 2:
+                raise ParseError("each slice part must read start:stop (or :)")
+            bounds.append(tuple(self.sub_expression("".join(e)) if "".join(e).strip() else None for e in ends))
+        (r0, r1), (c0, c1) = bounds
+        rows = (r0 or 0, r1 if r1 is not None else obj.shape[0])
+        cols = (c0 or 0, c1 if c1 is not None else obj.shape[1])
+        return MatrixSlice(obj, rows, cols)
+
+    def convert(self, text: str, original: str) -> Any:
+        from latex2sympy2_extended import latex2sympy
+        from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+        from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+        variables = {k: MatrixSymbol(k, *v.shape) if getattr(v, "is_Matrix", False) else Symbol(k)
+                     for k, v in self.placeholders.items() if k in text}
+        config = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
+        normal = NormalizationConfig(basic_latex=False, units=False, malformed_operators=False, nits=False,
+                                     boxed="none", equations=False)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = latex2sympy(text, variable_values=variables, conversion_config=config,
+                                     normalization_config=normal)
+        except Exception as e:  # the library raises bare Exceptions
+            raise ParseError(f"cannot read {original!r}: {str(e).splitlines()[0]}") from None
+        if isinstance(result, (tuple, list)) or not isinstance(result, (Basic, MatrixBase)):
+            raise ParseError(f"cannot read {original!r} as one expression")
+        mapping = {s: self.placeholders[str(s.name)] for s in _free(result) if str(s.name) in self.placeholders}
+        result = result.xreplace(mapping) if mapping else result
+        if self.strict:
+            allowed = self.table.symbols() | {_N_ONES}
+            unknown = sorted(str(s) for s in _free(result) if isinstance(s, Symbol) and s not in allowed)
+            if unknown:
+                raise ParseError(f"cannot read {original!r}: unknown symbol(s) {', '.join(unknown)}")
+        return _scaled(_fix_ones(result))
+
+
+def _free(expr: Any) -> set[Any]:
+    if isinstance(expr, MatrixBase):
+        return set().union(*(_free(x) for x in expr)) if expr else set()
+    found = set(expr.atoms(MatrixSymbol)) | set(expr.atoms(Symbol))
+    for m in expr.atoms(MatrixSymbol):  # MatrixSymbol shapes are not in atoms(Symbol) of all SymPy versions
+        found |= {x for x in m.shape if isinstance(x, Symbol)}
+    return found
+
+
+def _fix_ones(expr: Any) -> Any:
+    """Give the all-ones column ``\\mathbf{1}`` the row count of the sum it is a term of."""
+    ones = OneMatrix(_N_ONES, 1)
+    if not isinstance(expr, Basic) or isinstance(expr, MatrixBase) or not expr.has(ones):
+        return expr
+    rules = {}
+    for add in expr.atoms(MatAdd):
+        rows = {a.shape[0] for a in add.args if not a.has(ones)}
+        if len(rows) == 1:
+            rules[add] = add.xreplace({ones: OneMatrix(rows.pop(), 1)})
+    fixed = expr.xreplace(rules)
+    if fixed.has(ones):
+        raise ParseError(r"cannot tell how many rows \mathbf{1} has: use it in a sum such as X W + \mathbf{1} b")
+    return fixed
+
+
+def _scaled(expr: Any) -> Any:
+    """``\frac{M}{\\sqrt{d}}`` (read as ``M * d**(-1/2)``) back into :class:`ScaledScores`."""
+    if not isinstance(expr, Basic) or isinstance(expr, MatrixBase):
+        return expr
+    rules = {}
+    for m in expr.atoms(MatMul):
+        coeff, mats = m.as_coeff_matrices()
+        if not mats or coeff == 1:
+            continue
+        if coeff.is_Pow and coeff.exp == Rational(-1, 2):
+            d = coeff.base
+        elif (coeff**2).is_Rational and (1 / coeff**2).is_Integer and (1 / coeff**2) > 1 and not coeff.is_Rational:
+            d = 1 / coeff**2  # 1/sqrt(2) arrives as sqrt(2)/2
+        else:
+            continue
+        rules[m] = ScaledScores(mats[0] if len(mats) == 1 else MatMul(*mats), d)
+    return expr.xreplace(rules) if rules else expr
+
+
+def read_expression(text: str, table: SymbolTable | None = None, strict: bool = True) -> Any:
+    """One expression (no relation) as a SymPy object; :class:`ParseError` if not fully understood."""
+    return _Reader(table or SymbolTable(), strict).expression(text)
+
+
+def read_formula(text: str, table: SymbolTable | None = None, strict: bool = True) -> list[Relation]:
+    """A formula with relations: one :class:`Relation` per adjacent pair of sides.
+
+    ``a = b \\approx c`` gives ``a = b`` and ``b \\approx c``.
+    """
+    table = table or SymbolTable()
+    tokens = _tokens(_normalise(text))
+    sides: list[list[str]] = [[]]
+    ops: list[str] = []
+    depth = 0
+    for t in tokens:
+        depth += (t in "([{") - (t in ")]}")
+        op = next((name for sym, name in _RELATIONS if t == sym), None)
+        if depth == 0 and op is not None:
+            ops.append(op)
+            sides.append([])
+        else:
+            sides[-1].append(t)
+    texts = ["".join(s).strip() for s in sides]
+    if any(not s for s in texts):
+        raise ParseError(f"a side of a relation is empty in {text!r}")
+    values = [read_expression(s, table, strict) for s in texts]
+    if not ops:
+        return [Relation(values[0], "expr", None, text)]
+    return [Relation(values[k], ops[k], values[k + 1], f"{texts[k]} {ops[k]} {texts[k + 1]}")
+            for k in range(len(ops))]
+
+
+def _canonical_form(e: Any) -> Any:
+    if isinstance(e, MatrixBase):
+        return ImmutableMatrix(e.applyfunc(lambda x: nsimplify(x) if x.is_Float else x))
+    if isinstance(e, Equation):
+        return Equation(_canonical_form(e.lhs), _canonical_form(e.rhs))
+    if isinstance(e, Basic):
+        done = e.doit()
+        return done.doit() if done != e else done
+    return e
+
+
+def equivalent(a: Any, b: Any) -> bool:
+    """Do two readings denote the same object (after ``doit``, flattening products, exact numbers)?"""
+    if a == b:
+        return True
+    ca, cb = _canonical_form(a), _canonical_form(b)
+    if ca == cb:
+        return True
+    if isinstance(ca, MatrixBase) and isinstance(cb, MatrixBase):
+        return ca.shape == cb.shape and all(simplify(x - y) == 0 for x, y in zip(ca, cb, strict=True))
+    if isinstance(ca, Expr) and isinstance(cb, Expr) and not getattr(ca, "is_Matrix", False):
+        return simplify(ca - cb) == 0
+    return False
+
