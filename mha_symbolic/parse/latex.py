@@ -32,7 +32,7 @@ Examples
 >>> table = SymbolTable.from_objects(formulas)
 >>> r = read_formula(r"\mathrm{softmax}\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V \approx 1", table)[0]
 >>> r.op, r.lhs
-('approx', softmax(Q*K.T/sqrt(d_k))*V)
+('approx', softmax(Q*K.T / sqrt(d_k))*V)
 >>> all(equivalent(read_formula(latex(f), table)[0].rhs, f.rhs) for f in formulas)
 True
 """
@@ -366,8 +366,8 @@ class _Reader:
         if name == "Attention":
             if self.table.d_k is None:
                 raise ParseError(r"\mathrm{Attention} needs d_k in the symbol table")
-            return Attention(*args, self.table.d_k)
-        return MultiHead(*args)
+            return Attention(args[0], args[1], args[2], self.table.d_k)
+        return MultiHead(args[0], args[1], args[2])
 
     def sub_expression(self, text: str) -> Any:
         inner = _Reader(self.table, self.strict)
