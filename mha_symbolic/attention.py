@@ -260,10 +260,10 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         def product(symbol: Any, *factors: Any, bias: Any = None) -> Any:
             step = f"{text(symbol)} = {text(sympify(factors[0]) * factors[1])}"
             rhs, conds = checked_matmul(step, factors, D)
-            if bias is not None:
-                ones_b, more = checked_matmul(step, [OneMatrix(D.n, 1), bias], D)
+            if bias is not None:  # 1 b: the bias row repeated for every token (just b for one token)
+                ones_b, more = checked_matmul(step, [bias] if D.n == 1 else [OneMatrix(D.n, 1), bias], D)
                 conds += more + check_same_shape(step, rhs.shape, ones_b.shape, D)
-                rhs = MatAdd(rhs, ones_b)
+                rhs = MatAdd(rhs, ones_b, evaluate=True)  # canonical order, as printed and read back
             return add(symbol, rhs, conds)
 
         def b(kind: str, i: Any) -> Any:

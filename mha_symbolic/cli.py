@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sympy import sstr
@@ -23,8 +24,10 @@ from sympy import sstr
 from . import __version__
 from ._text import shape_text
 from .attention import CONVENTIONS, MultiHeadAttention
+from .derivation import Derivation, compile_pdf, write_documents
 from .errors import MHASymbolicError
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
+from .latex import NOTATIONS
 
 EXACT_WIDTH = 160  # print exact entries when a matrix fits in this many characters per row
 
@@ -85,6 +88,13 @@ def _matrix_lines(M: Any, exact: bool) -> list[str]:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
+    if args.all:
+        out = Path(args.out or "derivations")
+        paths = write_documents(out)
+        print(f"wrote {len(paths)} files to {out}")
+        return 0
+    if args.format != "text":
+        return _derive_document(args)
     if _dims_given(args) and args.example is None:
         return cmd_shapes(args)
     ex = example(args.example or DEFAULT_EXAMPLE)
@@ -109,6 +119,34 @@ def cmd_derive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _derive_document(args: argparse.Namespace) -> int:
+    settings = {"notation": args.notation, "transpose": args.transpose}
+    if args.example is not None or not _dims_given(args):
+        name = args.example or DEFAULT_EXAMPLE
+        doc = Derivation.from_example(example(name), decimals=args.decimals, **settings)
+    else:
+        doc = Derivation.general(_model(args), **settings)
+        name = "derivation"
+    text = doc.to_markdown() if args.format == "md" else doc.to_latex()
+    if args.format in ("tex", "md") and args.out is None:
+        print(text, end="")
+        return 0
+    out = Path(args.out or ".")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.{'md' if args.format == 'md' else 'tex'}"
+    path.write_text(text, encoding="utf-8")
+    if args.format == "pdf":
+        result = compile_pdf(path)
+        if result.pdf is None or result.errors:
+            print(f"mha-symbolic: error: pdflatex failed on {path}: {'; '.join(result.errors) or 'no PDF'}",
+                  file=sys.stderr)
+            return 1
+        print(result.pdf)
+        return 0
+    print(path)
+    return 0
+
+
 def cmd_examples(args: argparse.Namespace) -> int:
     rows = [("name", "model", "title")]
     rows += [(name, f"n={ex.model.dims.n}, d_model={ex.model.dims.d_model}, h={ex.model.dims.h}, "
@@ -129,7 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("derive", help="exact steps of a worked example (default: %s)" % DEFAULT_EXAMPLE)
     p.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in worked example")
-    p.add_argument("--decimals-only", action="store_true", help="print only the 4-decimal values")
+    p.add_argument("--decimals-only", action="store_true", help="print only the 4-decimal values (text format)")
+    p.add_argument("--format", choices=("text", "tex", "md", "pdf"), default="text",
+                   help="text on the terminal (default), a LaTeX or Markdown document, or a PDF (needs pdflatex)")
+    p.add_argument("--notation", choices=sorted(NOTATIONS), default="vaswani",
+                   help="weights as W_i^Q (vaswani), W_Q^i (per-head) or W_{Q1} (numbered)")
+    p.add_argument("--transpose", choices=("top", "T"), default="top", help=r"K^\top or K^T")
+    p.add_argument("--decimals", type=int, default=None, help="round matrices to this many places")
+    p.add_argument("--out", default=None, help="directory to write the document to")
+    p.add_argument("--all", action="store_true", help="write every standard document (default --out derivations)")
     _add_dims(p)
     p.set_defaults(func=cmd_derive)
 

@@ -125,6 +125,8 @@ class ConcatHeads(LatexReprMixin, MatrixExpr):
         return self
 
     def _latex(self, printer: Any) -> str:
+        if self.h.is_Integer and self.h <= 3:
+            return r"\mathrm{Concat}(%s)" % ", ".join(printer._print(self.head(k)) for k in range(1, int(self.h) + 1))
         first, last = printer._print(self.head(1)), printer._print(self.head(self.h))
         return r"\mathrm{Concat}(%s, \dots, %s)" % (first, last)
 

@@ -76,22 +76,22 @@ _SEED001_W = {"W_Q": [_I2, _I2], "W_K": [[[0, 1], [1, 0]]] * 2, "W_V": [[[1, 1],
 EXAMPLES: dict[str, Example] = {
     "seed000": Example(
         name="seed000",
-        title="Two tokens, two heads, Q = K = V = X_i (split convention)",
+        title="Two tokens, two heads, $Q = K = V = X_i$ (split convention)",
         source="seeds/000 (Bengali tutorial, worked example)",
         model=MultiHeadAttention(2, 4, 2, convention="split"),
         inputs={"X": [[1, 0, 1, 0], [0, 1, 0, 1]], "W_Q": [_I2, _I2], "W_K": [_I2, _I2], "W_V": [_I2, _I2],
                 "W_O": _I4},
-        chosen=("W_O = I_4 (the source leaves W_O unspecified)",
-                "W_Q^i = W_K^i = W_V^i = I_2, i.e. Q = K = V = X_i as the source states"),
+        chosen=("$W^O = I_4$ (the source leaves $W^O$ unspecified)",
+                "$W_i^Q = W_i^K = W_i^V = I_2$, i.e. $Q = K = V = X_i$ as the source states"),
     ),
     "seed001": Example(
         name="seed001",
-        title="Eight tokens, d_model = 4, two heads (split convention)",
+        title="Eight tokens, $d_{model} = 4$, two heads (split convention)",
         source="seeds/001 (detailed calculation example)",
         model=MultiHeadAttention(8, 4, 2, convention="split"),
         inputs={"X": _SEED001_X, **_SEED001_W},
-        chosen=("weights are not given in the source: W_Q^i = I_2, W_K^i = [[0,1],[1,0]], "
-                "W_V^i = [[1,1],[0,1]], W_O = I_4 (a documented deterministic choice)",),
+        chosen=("weights are not given in the source: $W_i^Q = I_2$, $W_i^K = [[0,1],[1,0]]$, "
+                "$W_i^V = [[1,1],[0,1]]$, $W^O = I_4$ (a documented deterministic choice)",),
     ),
     "seed003": Example(
         name="seed003",
@@ -105,7 +105,7 @@ EXAMPLES: dict[str, Example] = {
             "W_V": [[[1, 0], [0, 2], [1, 1], [0, 1]], [[0, 1], [1, 1], [0, 2], [1, 0]]],
             "W_O": _I4,
         },
-        chosen=("W_O = I_4 (the source says only 'some matrix')",),
+        chosen=("$W^O = I_4$ (the source says only 'some matrix')",),
     ),
 }
 

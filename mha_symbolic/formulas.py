@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from sympy import Basic, MatMul, MatrixSymbol, sympify
 from sympy.matrices.expressions import MatrixExpr
 
-from .concat import ConcatHeads
+from .concat import Concat, ConcatHeads
 from .heads import HeadMatrix
 from .latex import LatexReprMixin
 from .scaling import ScaledScores
@@ -123,5 +123,8 @@ def standard_formulas(model: MultiHeadAttention) -> list[Equation]:
     formulas.append(Equation(head.subs(HEAD_INDEX, index),
                              Attention(MatMul(Qi, model.W("Q", index)), MatMul(Ki, model.W("K", index)),
                                        MatMul(Vi, model.W("V", index)), D.d_k)))
-    formulas.append(Equation(MultiHead(Q, K, V), MatMul(ConcatHeads(head, HEAD_INDEX, D.h), model.W_O)))
+    concat: Any = ConcatHeads(head, HEAD_INDEX, D.h)
+    if D.h.is_Integer and D.h <= 3:  # written out in full, as it prints
+        concat = Concat(*(concat.head(k) for k in range(1, int(D.h) + 1)))
+    formulas.append(Equation(MultiHead(Q, K, V), MatMul(concat, model.W_O)))
     return formulas

@@ -41,7 +41,7 @@ from sympy.printing.latex import LatexPrinter
 from .errors import InputError
 
 __all__ = ["Notation", "NOTATIONS", "DEFAULT_NOTATION", "MHALatexPrinter", "latex", "notation_of", "sub",
-           "repr_latex", "TRANSPOSES", "LatexReprMixin"]
+           "repr_latex", "TRANSPOSES", "LatexReprMixin", "terminating_decimal"]
 
 TRANSPOSES = {"top": r"\top", "T": "T"}
 DEFAULT_NOTATION = "vaswani"
@@ -114,6 +114,10 @@ class MHALatexPrinter(LatexPrinter):
         t = TRANSPOSES[self._settings["transpose"]]
         return super()._print_Transpose(expr).replace("^{T}", "^{%s}" % t)
 
+    def _print_Rational(self, expr: Any) -> str:
+        text = terminating_decimal(expr)
+        return text if text is not None else super()._print_Rational(expr)
+
     def _print_OneMatrix(self, expr: Any) -> str:
         return r"\mathbf{1}"  # the all-ones column that broadcasts a bias row over the tokens
 
@@ -126,6 +130,29 @@ class MHALatexPrinter(LatexPrinter):
 
     _print_ImmutableMatrix = _print_ImmutableDenseMatrix = _print_Matrix = _print_MatrixBase
     _print_MutableDenseMatrix = _print_MatrixBase
+
+
+def terminating_decimal(x: Any, max_digits: int = 6) -> str | None:
+    """``"0.25"`` for 1/4: the exact decimal of a rational whose denominator is ``2^a 5^b``
+    (at most ``max_digits`` places), else None.  Inputs typed as decimals print as typed.
+
+    >>> terminating_decimal(Rational(1, 5)), terminating_decimal(Rational(-7, 8)), terminating_decimal(Rational(1, 3))
+    ('0.2', '-0.875', None)
+    """
+    if not getattr(x, "is_Rational", False) or x.is_Integer:
+        return None
+    q = int(x.q)
+    twos = fives = 0
+    while q % 2 == 0:
+        q, twos = q // 2, twos + 1
+    while q % 5 == 0:
+        q, fives = q // 5, fives + 1
+    places = max(twos, fives)
+    if q != 1 or places > max_digits:
+        return None
+    scaled = abs(int(x.p)) * 10**places // int(x.q)
+    sign = "-" if x < 0 else ""
+    return f"{sign}{scaled // 10**places}.{scaled % 10**places:0{places}d}"
 
 
 def _decimal(x: Any, k: int) -> str:

@@ -415,7 +415,7 @@ class _Reader:
             unknown = sorted(str(s) for s in _free(result) if isinstance(s, Symbol) and s not in allowed)
             if unknown:
                 raise ParseError(f"cannot read {original!r}: unknown symbol(s) {', '.join(unknown)}")
-        return _scaled(_fix_ones(result))
+        return _canonical_sums(_scaled(_fix_ones(result)))
 
 
 def _free(expr: Any) -> set[Any]:
@@ -460,6 +460,13 @@ def _scaled(expr: Any) -> Any:
             continue
         rules[m] = ScaledScores(mats[0] if len(mats) == 1 else MatMul(*mats), d)
     return expr.xreplace(rules) if rules else expr
+
+
+def _canonical_sums(expr: Any) -> Any:
+    """Sums in SymPy's canonical term order (the order a model builds them in)."""
+    if not isinstance(expr, Basic) or isinstance(expr, MatrixBase) or not expr.has(MatAdd):
+        return expr
+    return expr.xreplace({a: MatAdd(*a.args, evaluate=True) for a in expr.atoms(MatAdd)})
 
 
 def read_expression(text: str, table: SymbolTable | None = None, strict: bool = True) -> Any:
