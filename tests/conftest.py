@@ -14,3 +14,12 @@ def seeds_dir() -> Path:
     if not SEEDS.is_dir():
         pytest.skip(f"seed documents not present at {SEEDS}")
     return SEEDS
+
+
+#: Filled by tests that want a line in the terminal summary (e.g. how many files pdflatex compiled).
+SUMMARY: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):  # pragma: no cover - reporting only
+    for line in SUMMARY:
+        terminalreporter.write_line(line)
