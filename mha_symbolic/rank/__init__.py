@@ -1,0 +1,26 @@
+"""Rank explorer: proven upper bounds, certified ranks, witnesses and counterexamples."""
+
+from __future__ import annotations
+
+from .bounds import RankBound, RuleApplication, rank_bound, simplify_min
+from .certify import (
+                      MinorCertificate,
+                      NumericalRank,
+                      certified_rank,
+                      certify_rank_at_least,
+                      exact_dyadic,
+                      exact_rank,
+                      numerical_rank,
+)
+from .counterexamples import RankClaim, low_rank_bottleneck, multihead_rank_comparison, softmax_rank_counterexample
+from .sweep import DEFAULT_GRID, SweepResult, rank_sweep
+from .witness import W_OV, W_QK, RankRow, rank_report, witness_inputs
+
+__all__ = [
+    "RankBound", "RuleApplication", "rank_bound", "simplify_min",
+    "MinorCertificate", "NumericalRank", "certified_rank", "certify_rank_at_least", "exact_dyadic", "exact_rank",
+    "numerical_rank",
+    "RankClaim", "low_rank_bottleneck", "multihead_rank_comparison", "softmax_rank_counterexample",
+    "DEFAULT_GRID", "SweepResult", "rank_sweep",
+    "W_OV", "W_QK", "RankRow", "rank_report", "witness_inputs",
+]
