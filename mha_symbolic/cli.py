@@ -14,6 +14,7 @@ with exit code 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from . import __version__
 from ._text import shape_text
 from .attention import CONVENTIONS, MultiHeadAttention
 from .derivation import Derivation, compile_pdf, write_documents
-from .errors import MHASymbolicError
+from .errors import InputError, MHASymbolicError
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from .latex import NOTATIONS
 
@@ -147,6 +148,59 @@ def _derive_document(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ranks(args: argparse.Namespace) -> int:
+    from .rank import (
+        low_rank_bottleneck,
+        multihead_rank_comparison,
+        rank_report,
+        rank_sweep,
+        softmax_rank_counterexample,
+    )
+    from .rank.sweep import text_progress
+
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    if args.sweep:
+        results = rank_sweep(workers=args.workers, progress=None if args.json else text_progress)
+        if args.json:
+            print(json.dumps([{"n": r.n, "d_model": r.d_model, "h": r.h, "tight": r.tight,
+                               "rows": [row.as_dict() for row in r.rows]} for r in results], indent=1))
+        else:
+            rows = [("n", "d_model", "h", "tight", "not attained")]
+            rows += [(str(r.n), str(r.d_model), str(r.h), f"{sum(x.verdict == 'tight' for x in r.rows)}/{len(r.rows)}",
+                      ", ".join(f"{x.quantity}: {x.attained}/{x.bound}" for x in r.rows if x.verdict != "tight"))
+                     for r in results]
+            print(_table(rows))
+            print(f"{sum(r.tight for r in results)} of {len(results)} configurations attain every proven bound")
+        bad = any("CONTRADICTION" in x.verdict for r in results for x in r.rows)
+        return 1 if bad else 0
+    sizes = [args.n, args.d_model, args.heads]
+    if any(s is not None for s in sizes) and not all(isinstance(s, int) for s in sizes):
+        raise InputError("ranks needs concrete --n, --d-model and --heads together (or --sweep)")
+    n, d, h = sizes if all(isinstance(s, int) for s in sizes) else (8, 4, 2)
+    report = rank_report(n, d, h)
+    claims = [softmax_rank_counterexample(), multihead_rank_comparison(), low_rank_bottleneck(3, 3),
+              low_rank_bottleneck(4, 2)]
+    if args.json:
+        print(json.dumps({"n": n, "d_model": d, "h": h, "rows": [r.as_dict() for r in report],
+                          "claims": [{"statement": c.statement, "verdict": c.verdict, "kind": c.kind,
+                                      "reasoning": list(c.reasoning)} for c in claims]}, indent=1, default=str))
+    else:
+        print(f"n={n}, d_model={d}, h={h} (witness seed {report[0].seed})")
+        rows = [("quantity", "proven bound", "attained", "certificate", "verdict")]
+        rows += [(r.quantity, r.bound_expr, str(r.attained), _short(r.certificate), r.verdict) for r in report]
+        print(_table(rows))
+        for c in claims:
+            print(f"\nclaim: {c.statement}\n  verdict: {c.verdict} ({c.kind})")
+            for line in c.reasoning:
+                print(f"  {line}")
+    return 1 if any("CONTRADICTION" in r.verdict for r in report) else 0
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def cmd_examples(args: argparse.Namespace) -> int:
     rows = [("name", "model", "title")]
     rows += [(name, f"n={ex.model.dims.n}, d_model={ex.model.dims.d_model}, h={ex.model.dims.h}, "
@@ -178,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="write every standard document (default --out derivations)")
     _add_dims(p)
     p.set_defaults(func=cmd_derive)
+
+    p = sub.add_parser("ranks", help="proven rank bounds vs certified ranks; counterexamples; sweeps")
+    p.add_argument("--n", type=int, help="tokens (with --d-model and --heads; default 8, 4, 2)")
+    p.add_argument("--d-model", type=int, help="model width")
+    p.add_argument("--heads", type=int, help="number of heads")
+    p.add_argument("--sweep", action="store_true", help="the default grid (n 2..64, d_model 4..64, h | d_model)")
+    p.add_argument("--workers", type=int, default=2, help="processes for --sweep (default 2)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_ranks)
 
     p = sub.add_parser("examples", help="list the built-in worked examples")
     p.set_defaults(func=cmd_examples)

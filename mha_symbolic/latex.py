@@ -136,6 +136,7 @@ def terminating_decimal(x: Any, max_digits: int = 6) -> str | None:
     """``"0.25"`` for 1/4: the exact decimal of a rational whose denominator is ``2^a 5^b``
     (at most ``max_digits`` places), else None.  Inputs typed as decimals print as typed.
 
+    >>> from sympy import Rational
     >>> terminating_decimal(Rational(1, 5)), terminating_decimal(Rational(-7, 8)), terminating_decimal(Rational(1, 3))
     ('0.2', '-0.875', None)
     """

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,10 +20,15 @@ models = st.builds(
     st.sampled_from(["projection", "split"]), st.booleans(), st.booleans())
 
 
-@settings(max_examples=40, deadline=None)
+@functools.lru_cache(maxsize=None)
+def table_for(model):
+    return SymbolTable.for_model(model)
+
+
+@settings(max_examples=25, deadline=None)
 @given(models, st.sampled_from(sorted(NOTATIONS)), st.sampled_from(["top", "T"]))
 def test_every_exported_formula_reads_back_equal(model, notation, transpose):
-    table = SymbolTable.for_model(model)
+    table = table_for(model)
     for f in standard_formulas(model):
         r = read_formula(latex(f, notation=notation, transpose=transpose), table)
         assert len(r) == 1 and r[0].op == "eq"
