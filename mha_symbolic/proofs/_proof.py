@@ -14,9 +14,13 @@ class ProofStep:
 
     text: str
     formula: Any = None
+    tex: str | None = None  # the formula's LaTeX when written by hand (e.g. Var(q . k) = d_k sigma^4)
 
     def _latex_line(self) -> str:
-        body = r"\text{%s}" % self.text.replace("_", r"\_")
+        body = r"\text{%s}" % "".join({"_": r"\_", "^": r"\^{}", "&": r"\&", "%": r"\%", "#": r"\#"}.get(c, c)
+                                        for c in self.text)
+        if self.tex is not None:
+            return body + r" \quad " + self.tex
         return body if self.formula is None else body + r" \quad " + latex(self.formula)
 
 
@@ -34,6 +38,7 @@ class Proof:
     verified: bool
     kind: str = "proof"
     checks: tuple[tuple[str, bool], ...] = field(default=())
+    result: dict[str, Any] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return self.verified
@@ -45,6 +50,9 @@ class Proof:
         lines += [f"  check: {what} -> {'holds' if ok else 'FAILS'}" for what, ok in self.checks]
         return "\n".join(lines)
 
+    def latex(self) -> str:
+        """The steps as an ``array`` of text and formulas."""
+        return r"\begin{array}{l} %s \end{array}" % r" \\ ".join(s._latex_line() for s in self.steps)
+
     def _repr_latex_(self) -> str:
-        rows = r" \\ ".join(s._latex_line() for s in self.steps)
-        return r"$\begin{array}{l} %s \end{array}$" % rows
+        return f"${self.latex()}$"

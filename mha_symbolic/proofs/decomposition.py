@@ -1,0 +1,92 @@
+r"""The head decomposition (Elhage et al. 2021): multi-head attention is a sum over heads.
+
+Explanation
+===========
+
+Split ``W_O`` into row blocks ``W_O^(i)`` (``d_v x d_model``).  Then
+
+* ``Concat(head_1, ..., head_h) W_O = sum_i head_i W_O^(i)`` (block multiplication);
+* ``S_i = Q_i K_i^T = X W_QK^i X^T`` with ``W_QK^i = W_Q^i (W_K^i)^T``;
+* ``Output = sum_i A_i X W_OV^i`` with ``W_OV^i = W_V^i W_O^(i)``.
+
+SymPy has no block matrices with a symbolic number of blocks, so the first identity is
+verified by ``block_collapse`` for every ``h = 1..max_h`` with symbolic ``n``, ``d_v``,
+``d_model``; the other two by SymPy's transpose-of-product and associativity rules for
+symbolic shapes, and the whole chain against the engine's exact evaluation.
+
+Examples
+========
+
+>>> from mha_symbolic.proofs import head_decomposition
+>>> head_decomposition(max_h=3).verified
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sympy import BlockMatrix, Eq, MatAdd, MatMul, MatrixSymbol, block_collapse, zeros
+
+from ..attention import MultiHeadAttention
+from ..dims import dimension_symbol
+from ._proof import Proof, ProofStep
+
+__all__ = ["head_decomposition"]
+
+
+def _concat_identity(h: int) -> bool:
+    n, dv, dm = (dimension_symbol(s) for s in ("n", "d_v", "d_model"))
+    heads = [MatrixSymbol(f"head_{i}", n, dv) for i in range(1, h + 1)]
+    blocks = [MatrixSymbol(f"W_O^({i})", dv, dm) for i in range(1, h + 1)]
+    lhs = block_collapse(BlockMatrix([heads]) * BlockMatrix([[b] for b in blocks]))
+    rhs = MatAdd(*[MatMul(a, b) for a, b in zip(heads, blocks, strict=True)]).doit()
+    return lhs == rhs
+
+
+def _engine_check(h: int, seed: int = 0) -> bool:
+    """Exact evaluation: Output equals sum_i A_i X W_V^i W_O^(i), entry by entry."""
+    rng = np.random.default_rng(seed)
+    n, dk = 3, 2
+    dm = h * dk
+    X = rng.integers(-2, 3, (n, dm))
+    W = {k: rng.integers(-2, 3, (h, dm, dk)) for k in ("W_Q", "W_K", "W_V")}
+    W_O = rng.integers(-2, 3, (dm, dm))
+    E = MultiHeadAttention(n, dm, h).evaluate(X=X, W_O=W_O, **W)
+    total = zeros(n, dm)
+    for i in range(h):
+        W_OV = E.inputs["W_V"][i] * E.inputs["W_O"][i * dk:(i + 1) * dk, :]
+        total += E[f"A_{i + 1}"] * E.inputs["X"] * W_OV
+    return (E.output - total).expand() == zeros(n, dm)
+
+
+def head_decomposition(max_h: int = 8, engine_up_to: int = 3) -> Proof:
+    """The three identities above, verified for ``h = 1..max_h`` (block algebra) and by the engine."""
+    n, dm, dk, dv = (dimension_symbol(s) for s in ("n", "d_model", "d_k", "d_v"))
+    X = MatrixSymbol("X", n, dm)
+    WQ, WK = MatrixSymbol("W_Q^i", dm, dk), MatrixSymbol("W_K^i", dm, dk)
+    WV, WOi = MatrixSymbol("W_V^i", dm, dv), MatrixSymbol("W_O^(i)", dv, dm)
+    A = MatrixSymbol("A_i", n, n)
+    logits = MatMul(MatMul(X, WQ), MatMul(X, WK).T).doit()
+    circuit_ok = logits == MatMul(X, MatMul(WQ, WK.T), X.T).doit()
+    ov_ok = MatMul(MatMul(A, MatMul(X, WV)), WOi).doit() == MatMul(A, X, MatMul(WV, WOi)).doit()
+    checks = [(f"h = {h}: block_collapse(Concat W_O) == sum_i head_i W_O^(i) (symbolic n, d_v, d_model)",
+               _concat_identity(h)) for h in range(1, max_h + 1)]
+    checks.append(("S_i = (X W_Q^i)(X W_K^i)^T == X (W_Q^i W_K^i^T) X^T, symbolic shapes", bool(circuit_ok)))
+    checks.append(("head_i W_O^(i) = A_i (X W_V^i) W_O^(i) == A_i X (W_V^i W_O^(i)), symbolic shapes", bool(ov_ok)))
+    checks += [(f"engine, h = {h}: Output == sum_i A_i X W_OV^i exactly", _engine_check(h))
+               for h in range(1, engine_up_to + 1)]
+    steps = (
+        ProofStep("Split W_O into h row blocks W_O^(i) of d_v rows", None,
+                  r"W_O = \begin{bmatrix} W_O^{(1)} \\ \vdots \\ W_O^{(h)} \end{bmatrix}"),
+        ProofStep("Block multiplication of one block row by one block column", None,
+                  r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_O = "
+                  r"\sum_{i=1}^{h} \mathrm{head}_i W_O^{(i)}"),
+        ProofStep("Transpose of a product reverses it", Eq(MatMul(MatMul(X, WQ), MatMul(X, WK).T), logits,
+                                                            evaluate=False)),
+        ProofStep("So the logits are a bilinear form in X", None, r"S_i = X W_{QK}^{i} X^{\top},\; "
+                  r"W_{QK}^{i} = W_Q^{i} {W_K^{i}}^{\top}"),
+        ProofStep("Associativity with head_i = A_i X W_V^i", None,
+                  r"\mathrm{Output} = \sum_{i=1}^{h} A_i X W_{OV}^{i},\; W_{OV}^{i} = W_V^{i} W_O^{(i)}"),
+    )
+    return Proof("Concat(head_1..head_h) W_O = sum_i head_i W_O^(i); S_i = X W_QK^i X^T; "
+                 "Output = sum_i A_i X W_OV^i", steps, all(ok for _, ok in checks), checks=tuple(checks))
