@@ -303,15 +303,14 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         return self.steps["Output"].expr
 
     def evaluate(self, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
-                 W_O: Any = None, *, exact: bool = True, max_terms: int | None = None, **biases: Any) -> Any:
+                 W_O: Any = None, **options: Any) -> Any:
         """Every step's explicit matrix; see :func:`mha_symbolic.evaluation.evaluate`.
 
-        Biases (``b_Q``, ``b_K``, ``b_V`` per head, ``b_O``) are keyword arguments.
+        Keyword options: biases (``b_Q``, ``b_K``, ``b_V`` per head, ``b_O``), ``exact``, ``max_terms``.
         """
         from .evaluation import evaluate
 
-        return evaluate(self, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, exact=exact, max_terms=max_terms,
-                        **biases)  # type: ignore[arg-type]
+        return evaluate(self, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, **options)
 
     def lambdify(self, backend: str = "numpy", *, entrywise: bool = False) -> Any:
         """Compile to a NumPy function ``f(X, W_Q, W_K, W_V, W_O, ..., steps=False)``.

@@ -11,7 +11,9 @@ from .scaling import monte_carlo_variance, sqrt_dk_scaling
 from .softmax_facts import softmax_jacobian, softmax_saturation, softmax_shift_invariance
 from .symmetry import causal_breaks_equivariance, head_permutation_invariance, permutation_equivariance
 
-__all__ = ["Proof", "ProofStep", "split_equals_projection", "embed_split_weight", "sqrt_dk_scaling",
-           "monte_carlo_variance", "softmax_shift_invariance", "softmax_jacobian", "softmax_saturation", "head_decomposition", "head_permutation_invariance",
-           "permutation_equivariance", "causal_breaks_equivariance", "parameter_and_flop_counts",
-           "two_heads_not_one"]
+__all__ = [
+    "Proof", "ProofStep", "split_equals_projection", "embed_split_weight", "sqrt_dk_scaling", "monte_carlo_variance",
+    "softmax_shift_invariance", "softmax_jacobian", "softmax_saturation", "head_decomposition",
+    "head_permutation_invariance", "permutation_equivariance", "causal_breaks_equivariance",
+    "parameter_and_flop_counts", "two_heads_not_one",
+]

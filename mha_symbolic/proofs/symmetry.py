@@ -44,7 +44,8 @@ def head_permutation_invariance(h: int = 3, seed: int = 0) -> Proof:
         W_p = {k: v[list(perm)] for k, v in W.items()}
         W_O_p = np.vstack([W_O[i * dk:(i + 1) * dk] for i in perm])
         out = model.evaluate(X=X, W_O=W_O_p, **W_p).output
-        checks.append((f"heads permuted by {perm}: the exact output is unchanged", (out - base).expand() == zeros(n, dm)))
+        same = (out - base).expand() == zeros(n, dm)
+        checks.append((f"heads permuted by {perm}: the exact output is unchanged", same))
     steps = (ProofStep("Output = sum_i head_i W_O^(i) (the head decomposition)"),
              ProofStep("A sum does not depend on the order of its terms; a permutation of the heads that moves "
                        "W_O^(i) with head i only reorders the terms"))
