@@ -20,7 +20,7 @@ models = st.builds(
     st.sampled_from(["projection", "split"]), st.booleans(), st.booleans())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def table_for(model):
     return SymbolTable.for_model(model)
 
