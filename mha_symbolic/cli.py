@@ -197,6 +197,23 @@ def cmd_ranks(args: argparse.Namespace) -> int:
     return 1 if any("CONTRADICTION" in r.verdict for r in report) else 0
 
 
+def cmd_claims(args: argparse.Namespace) -> int:
+    from .claims import run_claims
+
+    results = run_claims(source=args.source)
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results], indent=1, ensure_ascii=False))
+    else:
+        rows = [("id", "source", "kind", "verdict", "why")]
+        rows += [(r.claim.id, r.claim.source, r.claim.kind, r.verdict, _short(r.detail, 70)) for r in results]
+        print(_table(rows))
+        counts: dict[str, int] = {}
+        for r in results:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        print(", ".join(f"{verdict}: {count}" for verdict, count in sorted(counts.items())))
+    return 0 if all(r.reached for r in results) else 1
+
+
 def _short(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -241,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="processes for --sweep (default 2)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_ranks)
+
+    p = sub.add_parser("claims", help="every mathematical claim of the seed tutorials, settled")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--source", default=None, help="only claims whose source contains this (e.g. 000_ or Vaswani)")
+    p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("examples", help="list the built-in worked examples")
     p.set_defaults(func=cmd_examples)

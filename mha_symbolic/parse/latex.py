@@ -139,6 +139,21 @@ class SymbolTable:
     def lookup(self, key: str) -> Basic | None:
         return self.entries.get(key)
 
+    def lookup_atom(self, base: str, primes: str, sub: str, sup: str) -> Basic | None:
+        """Look an atom up; a per-head symbol may use another letter for the head index
+        (seed 004 writes ``W_Q^h`` for head ``h``): it is read as the table's index ``i``."""
+        found = self.lookup(_canonical(base, primes, sub, sup))
+        if found is not None or self.head_index is None:
+            return found
+        i = str(self.head_index)
+        for s2, p2 in ((sub, sup), (sup, sub)):
+            if len(s2) == 1 and s2.isalpha() and s2 != i:
+                alt = (i, p2) if s2 is sub else (p2, i)
+                found = self.lookup(_canonical(base, primes, *alt))
+                if found is not None:
+                    return found
+        return None
+
     def symbols(self) -> set[Basic]:
         """Every scalar symbol the entries use (dimensions included)."""
         found: set[Basic] = set()
@@ -324,7 +339,7 @@ class _Reader:
                     continue
             atom = _atom_at(tokens, i)
             if atom is not None:
-                obj = self.table.lookup(_canonical(*atom[:4]))
+                obj = self.table.lookup_atom(*atom[:4])
                 if obj is not None:
                     i = atom[4]
                     if getattr(obj, "is_Matrix", False) and i < len(tokens) and tokens[i] == "[":
