@@ -26,7 +26,7 @@ from . import __version__
 from ._text import shape_text
 from .attention import CONVENTIONS, MultiHeadAttention
 from .derivation import Derivation, compile_pdf, write_documents
-from .errors import InputError, MHASymbolicError
+from .errors import InputError, MHASymbolicError, ParseError
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from .latex import NOTATIONS
 
@@ -214,6 +214,23 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0 if all(r.reached for r in results) else 1
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .document import check_file
+
+    fmt = "json" if args.json else args.format
+    reports = []
+    for path in args.files:
+        if not Path(path).is_file():
+            raise ParseError(f"{path}: no such file")
+        reports.append(check_file(path))
+    if fmt == "json":
+        data = [r.as_dict() for r in reports]
+        print(json.dumps(data[0] if len(data) == 1 else data, indent=1, ensure_ascii=False))
+    else:
+        print("\n\n".join(r.to_markdown() if fmt == "markdown" else r.to_table() for r in reports))
+    return max(r.exit_code for r in reports)
+
+
 def _short(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -263,6 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--source", default=None, help="only claims whose source contains this (e.g. 000_ or Vaswani)")
     p.set_defaults(func=cmd_claims)
+
+    p = sub.add_parser("check", help="adjudicate every formula and number of a tutorial (Markdown/text)")
+    p.add_argument("files", nargs="+", help="Markdown or plain-text files (UTF-8; mojibake is repaired)")
+    p.add_argument("--json", action="store_true", help="the same as --format json")
+    p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("examples", help="list the built-in worked examples")
     p.set_defaults(func=cmd_examples)

@@ -96,10 +96,14 @@ class SymbolTable:
     every notation preset's spelling of a symbol is registered.
     """
 
-    def __init__(self, entries: dict[str, Basic] | None = None, d_k: Any = None, head_index: Any = None):
+    def __init__(self, entries: dict[str, Basic] | None = None, d_k: Any = None, head_index: Any = None,
+                 unknown: Any = None):
         self.entries: dict[str, Basic] = dict(entries or {})
         self.d_k = d_k
         self.head_index = head_index
+        #: optional ``key -> object or None`` for atoms not in the table (the document checker names
+        #: new matrices this way); only consulted when reading with ``strict=False``
+        self.unknown = unknown
 
     @classmethod
     def from_objects(cls, objects: Iterable[Any]) -> SymbolTable:
@@ -186,6 +190,7 @@ def _normalise(text: str) -> str:
                  (r"\top", "T"), (r"\ldots", r"\dots"), (r"\cdots", r"\dots")):
         t = t.replace(a, b)
     t = re.sub(r"\\(?:operatorname|text|textrm|mathrm|rm)\s*\{", r"\\mathrm{", t)
+    t = re.sub(r"\\mathrm\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "") + "}", t)
     t = re.sub(r"\\(?:,|;|:|!|quad|qquad)|~", " ", t)
     return t
 
@@ -316,6 +321,11 @@ class _Reader:
             if t.isspace():
                 i += 1
                 continue
+            if t in (r"\begin", r"\end"):  # environment names are not symbols
+                env, j = _group(tokens, i + 1)
+                out.append(f"{t}{{{env}}}")
+                i = j
+                continue
             if t == r"\mathrm":
                 name, j = _group(tokens, i + 1)
                 causal = False
@@ -340,6 +350,8 @@ class _Reader:
             atom = _atom_at(tokens, i)
             if atom is not None:
                 obj = self.table.lookup_atom(*atom[:4])
+                if obj is None and not self.strict and self.table.unknown is not None:
+                    obj = self.table.unknown(_canonical(*atom[:4]))
                 if obj is not None:
                     i = atom[4]
                     if getattr(obj, "is_Matrix", False) and i < len(tokens) and tokens[i] == "[":
@@ -498,12 +510,14 @@ def read_formula(text: str, table: SymbolTable | None = None, strict: bool = Tru
     tokens = _tokens(_normalise(text))
     sides: list[list[str]] = [[]]
     ops: list[str] = []
+    symbols: list[str] = []
     depth = 0
     for t in tokens:
         depth += (t in "([{") - (t in ")]}")
         op = next((name for sym, name in _RELATIONS if t == sym), None)
         if depth == 0 and op is not None:
             ops.append(op)
+            symbols.append(t)
             sides.append([])
         else:
             sides[-1].append(t)
@@ -513,7 +527,7 @@ def read_formula(text: str, table: SymbolTable | None = None, strict: bool = Tru
     values = [read_expression(s, table, strict) for s in texts]
     if not ops:
         return [Relation(values[0], "expr", None, text)]
-    return [Relation(values[k], ops[k], values[k + 1], f"{texts[k]} {ops[k]} {texts[k + 1]}")
+    return [Relation(values[k], ops[k], values[k + 1], f"{texts[k]} {symbols[k]} {texts[k + 1]}")
             for k in range(len(ops))]
 
 
