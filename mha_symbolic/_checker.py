@@ -7,11 +7,11 @@ import json
 import re
 from typing import Any
 
-from sympy import Basic, ImmutableMatrix, Integer, Matrix, MatrixBase, Rational, Symbol, sqrt, sympify
+from sympy import ImmutableMatrix, Integer, Matrix, MatrixBase, Symbol, sqrt
 
 from .document import Finding, agrees, decimals_of, show
 from .errors import ParseError
-from .parse import SymbolTable, read_formula
+from .parse import SymbolTable
 from .parse.latex import _atom_at, _canonical, _normalise, _tokens
 from .parse.markdown import Fragment
 from .softmax import explicit_softmax
@@ -384,5 +384,3 @@ class Checker:
                 table.entries[key] = self.values[name]
         return table
 
-
-_ = (Basic, Rational, Symbol, sympify, read_formula)
