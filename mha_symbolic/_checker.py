@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from sympy import ImmutableMatrix, Integer, Matrix, MatrixBase, Symbol, sqrt
@@ -66,6 +67,14 @@ def _vectors(tex: str) -> str:
                  + number + r")\)", lambda m: (m.group(1) + "(" + row(m)[len(m.group(1)):] + ")")
                  if "softmax" in m.group(1) else row(m), tex)
     return tex
+
+
+@lru_cache(maxsize=1)
+def _base_table() -> SymbolTable:
+    """The symbols of the symbolic model in every notation (built once: printing them is slow)."""
+    from .attention import MultiHeadAttention
+
+    return SymbolTable.for_model(MultiHeadAttention())
 
 
 class Checker:
@@ -363,10 +372,8 @@ class Checker:
 
     def table(self, text: str) -> SymbolTable:
         """A reader table for ``text``: each atom the document already knows, by value."""
-        from .attention import MultiHeadAttention
-
-        table = SymbolTable.for_model(MultiHeadAttention())
-        table.unknown = self._unknown
+        base = _base_table()
+        table = SymbolTable(dict(base.entries), base.d_k, base.head_index, self._unknown)
         tokens = _tokens(_normalise(text))
         for i in range(len(tokens)):
             atom = _atom_at(tokens, i)
