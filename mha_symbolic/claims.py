@@ -36,7 +36,7 @@ from .dims import Dims
 from .errors import InputError, ShapeError
 from .examples import example, seed001_as_stated
 
-__all__ = ["Claim", "ClaimResult", "CLAIMS", "run_claims", "SEED_FILES"]
+__all__ = ["Claim", "ClaimResult", "ClaimResults", "CLAIMS", "run_claims", "SEED_FILES"]
 
 SEED_FILES = {"000": "000_63e12a797975a9b2.txt", "001": "001_63009bb1ec9a24fa.txt",
               "002": "002_8a4160f16a92c9f5.txt", "003": "003_5b6b5185d11461ee.txt",
@@ -372,7 +372,18 @@ def _bottleneck() -> tuple[str, str]:
     return ("true" if ok else "undecided", f"{a.statement}: {a.verdict}; {b.statement}: {b.verdict}")
 
 
-def run_claims(claims: list[Claim] | None = None, source: str | None = None) -> list[ClaimResult]:
+class ClaimResults(list):  # type: ignore[type-arg]
+    """A list of :class:`ClaimResult` that renders as a Markdown table in Jupyter."""
+
+    def _repr_markdown_(self) -> str:
+        rows = ["| id | source | kind | verdict | why |", "|---|---|---|---|---|"]
+        for r in self:
+            cells = [r.claim.id, r.claim.source, r.claim.kind, f"**{r.verdict}**", r.detail]
+            rows.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        return "\n".join(rows)
+
+
+def run_claims(claims: list[Claim] | None = None, source: str | None = None) -> ClaimResults:
     """Run the claims (all by default; ``source`` keeps those whose source contains it)."""
     chosen = CLAIMS if claims is None else claims
     if source is not None:
@@ -380,7 +391,7 @@ def run_claims(claims: list[Claim] | None = None, source: str | None = None) -> 
         if not chosen:
             raise InputError(f"no claim has a source matching {source!r}; sources are "
                              f"{sorted({c.source.split(':')[0] for c in CLAIMS})}")
-    results = []
+    results = ClaimResults()
     for c in chosen:
         try:
             verdict, detail = c.check()

@@ -25,7 +25,7 @@ from sympy import sstr
 from . import __version__
 from ._text import shape_text
 from .attention import CONVENTIONS, MultiHeadAttention
-from .derivation import Derivation, compile_pdf, write_documents
+from .derivation import Derivation, add_plots, compile_pdf, write_documents
 from .errors import InputError, MHASymbolicError, ParseError
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from .latex import NOTATIONS
@@ -94,7 +94,9 @@ def cmd_derive(args: argparse.Namespace) -> int:
         paths = write_documents(out)
         print(f"wrote {len(paths)} files to {out}")
         return 0
-    if args.format != "text":
+    if args.format != "text" or args.plots:
+        if args.format == "text":
+            args.format = "md"
         return _derive_document(args)
     if _dims_given(args) and args.example is None:
         return cmd_shapes(args)
@@ -128,6 +130,11 @@ def _derive_document(args: argparse.Namespace) -> int:
     else:
         doc = Derivation.general(_model(args), **settings)
         name = "derivation"
+    if args.plots:
+        written = add_plots(doc, Path(args.out or "."), name,
+                            example(args.example or DEFAULT_EXAMPLE) if name != "derivation" else None)
+        for path in written:
+            print(path, file=sys.stderr)
     text = doc.to_markdown() if args.format == "md" else doc.to_latex()
     if args.format in ("tex", "md") and args.out is None:
         print(text, end="")
@@ -264,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--decimals", type=int, default=None, help="round matrices to this many places")
     p.add_argument("--out", default=None, help="directory to write the document to")
     p.add_argument("--all", action="store_true", help="write every standard document (default --out derivations)")
+    p.add_argument("--plots", action="store_true",
+                   help="also draw PNG pictures beside the document (needs matplotlib) and include them")
     _add_dims(p)
     p.set_defaults(func=cmd_derive)
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .examples import Example
 
 __all__ = ["Derivation", "DerivationStep", "MAX_COLUMNS", "EXACT_WIDTH", "standard_documents", "write_documents",
-           "compile_pdf", "CompileResult"]
+           "compile_pdf", "CompileResult", "add_plots"]
 
 #: Matrices wider than this are split into column blocks.
 MAX_COLUMNS = 8
@@ -142,6 +142,7 @@ class Derivation:
     notes: list[str] = field(default_factory=list)
     notation: str = "vaswani"
     transpose: str = "top"
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (file name beside the document, caption)
 
     # ----- construction ---------------------------------------------------------------------
     @classmethod
@@ -195,7 +196,8 @@ class Derivation:
     # ----- rendering ------------------------------------------------------------------------
     def to_latex(self) -> str:
         """A standalone LaTeX document (``article``, ``amsmath``)."""
-        out = [r"\documentclass[11pt]{article}", r"\usepackage{amsmath,amssymb}",
+        out = [r"\documentclass[11pt]{article}", r"\usepackage{amsmath,amssymb}" +
+               (r"\usepackage{graphicx}" if self.figures else ""),
                r"\setlength{\textwidth}{16.5cm}", r"\setlength{\oddsidemargin}{-0.2cm}",
                r"\setlength{\evensidemargin}{-0.2cm}", r"\setcounter{MaxMatrixCols}{20}",
                r"\allowdisplaybreaks", rf"\title{{{_title_text(self.title)}}}", r"\date{}", r"\begin{document}",
@@ -210,6 +212,9 @@ class Derivation:
             out.append(" \\\\\n".join(_aligned(step.latex_lines())))
             out.append(r"\end{align*}")
         out += [_paragraph(n) for n in self.notes]
+        for name, caption in self.figures:
+            out += [r"\begin{figure}[htbp]\centering", rf"\includegraphics[width=\linewidth]{{{name}}}",
+                    rf"\caption{{{_title_text(caption)}}}", r"\end{figure}"]
         out += [r"\end{document}", ""]
         return "\n".join(out)
 
@@ -229,6 +234,8 @@ class Derivation:
             out += ["$$", body, "$$", ""]
         for n in self.notes:
             out += [n, ""]
+        for name, caption in self.figures:
+            out += [f"![{caption}]({name})", ""]
         return "\n".join(out)
 
     def _repr_markdown_(self) -> str:
@@ -287,6 +294,32 @@ def standard_documents() -> dict[str, Derivation]:
     for name, ex in EXAMPLES.items():
         docs[name] = Derivation.from_example(ex)
     return docs
+
+
+def add_plots(doc: Derivation, out_dir: Any, stem: str, example: Example | None = None) -> list[Any]:
+    """Draw the pictures of ``doc`` as PNGs in ``out_dir`` and list them in ``doc.figures``."""
+    from pathlib import Path
+
+    from . import plots
+
+    out = Path(out_dir)
+    written = []
+    if example is not None:
+        E = example.evaluate()
+        for suffix, draw, caption in (
+                ("attention", plots.attention_heatmaps, "Attention weights of each head"),
+                ("spectra", plots.singular_value_spectra,
+                 "Singular values (numerical) with the proven rank bound (dashed)")):
+            path = out / f"{stem}-{suffix}.png"
+            draw(E, path=path)
+            doc.figures.append((path.name, caption))
+            written.append(path)
+    else:
+        path = out / f"{stem}-scaling.png"
+        plots.scaling_variance_plot(path=path)
+        doc.figures.append((path.name, "Variance of the scores with and without the 1/sqrt(d_k) scaling"))
+        written.append(path)
+    return written
 
 
 def write_documents(out_dir: Any, documents: dict[str, Derivation] | None = None,

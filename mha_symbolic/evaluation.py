@@ -98,6 +98,17 @@ class Evaluation(Mapping):
     def __repr__(self) -> str:
         return f"Evaluation({self.model}, steps={list(self._values)})"
 
+    def _repr_latex_(self) -> str:
+        from .latex import latex
+
+        lines = []
+        for step in self.model.steps.values():
+            M = self._values[step.name]
+            exact = latex(M)
+            shown = exact if len(exact) <= 400 or M.free_symbols else latex(M, decimals=4)
+            lines.append(f"{latex(step.symbol)} &= {shown}")
+        return r"$\displaystyle \begin{aligned}%s\end{aligned}$" % r" \\ ".join(lines)
+
 
 def estimate_terms(dims: Any, symbolic_entries: bool = False) -> int:
     """Estimated size of the exact ``Output`` expression: ``n^3 h d_v (d_model + 1)``.

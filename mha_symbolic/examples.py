@@ -51,6 +51,10 @@ class Example:
     inputs: dict[str, Any]
     chosen: tuple[str, ...] = field(default=())
 
+    def _repr_markdown_(self) -> str:
+        chosen = "".join(f"\n- chosen here: {c}" for c in self.chosen)
+        return f"**{self.name}**: {self.title}  \nsource: {self.source}{chosen}"
+
     def evaluate(self, **kwargs: Any) -> Evaluation:
         """Every step's exact matrix (keyword arguments go to :func:`~mha_symbolic.evaluation.evaluate`)."""
         return self.model.evaluate(**self.inputs, **kwargs)

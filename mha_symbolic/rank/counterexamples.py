@@ -58,6 +58,10 @@ class RankClaim:
     def __bool__(self) -> bool:  # a claim object is truthy when the claim holds
         return self.verdict.startswith("true")
 
+    def _repr_markdown_(self) -> str:
+        lines = [f"**{self.verdict}** ({self.kind}): {self.statement}", ""]
+        return "\n".join(lines + [f"- {r}" for r in self.reasoning])
+
 
 def softmax_rank_counterexample() -> RankClaim:
     """``d_k = d_model = 1``, ``n = 3``, ``X = [0, 1, 2]^T``, ``W_Q = W_K = [1]``: ``A`` is invertible."""

@@ -37,7 +37,7 @@ from ..heads import HeadMatrix
 from .bounds import rank_bound
 from .certify import MinorCertificate, certified_rank
 
-__all__ = ["RankRow", "rank_report", "witness_inputs", "W_QK", "W_OV", "exact_product"]
+__all__ = ["RankRow", "RankReport", "rank_report", "witness_inputs", "W_QK", "W_OV", "exact_product"]
 
 
 def W_QK(model: MultiHeadAttention, i: Any) -> Any:
@@ -135,18 +135,27 @@ def _verdict(bound: int, attained: int, kind: str) -> str:
     return f"bound holds; {kind} reached {attained} < {bound}"
 
 
-def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> list[RankRow]:
+class RankReport(list):  # type: ignore[type-arg]
+    """A list of :class:`RankRow` that renders as a Markdown table in Jupyter."""
+
+    def _repr_markdown_(self) -> str:
+        rows = ["| quantity | proven bound | attained | certificate | verdict |", "|---|---|---|---|---|"]
+        rows += [f"| {r.quantity} | {r.bound_expr} | {r.attained} | {r.certificate} | {r.verdict} |" for r in self]
+        return "\n".join(rows)
+
+
+def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> RankReport:
     """Proven bounds vs certified ranks of witness instances, for concrete sizes.
 
     A random instance can be degenerate (two equal rows of ``X``, a zero weight); up to
     ``tries`` seeds are tried, and the report of the first instance attaining every bound
     (or else the one attaining most) is returned.  Its seed is in each row's ``seed``.
     """
-    best: list[RankRow] = []
+    best = RankReport()
     for s in range(seed, seed + tries):
         rows = _report(n, d_model, h, s)
         if sum(r.verdict == "tight" for r in rows) > sum(r.verdict == "tight" for r in best):
-            best = rows
+            best = RankReport(rows)
         if all(r.verdict == "tight" for r in rows):
             break
     return best

@@ -1,0 +1,149 @@
+"""Pictures: attention heatmaps, singular-value spectra with the proven bound, rank sweeps, scaling.
+
+Needs matplotlib (``pip install 'mha-symbolic[plot]'``); every function returns the
+``Figure`` and, given ``path``, writes a PNG there.  Plots are drawn with the Agg backend,
+so they work without a display.
+
+Examples
+========
+
+>>> from mha_symbolic import example
+>>> from mha_symbolic.plots import attention_heatmaps
+>>> fig = attention_heatmaps(example("seed000").evaluate(), tokens=["tok 1", "tok 2"])
+>>> [ax.get_title() for ax in fig.axes if ax.get_title()]
+['head 1: $A_1$', 'head 2: $A_2$']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from .evaluation import Evaluation
+
+__all__ = ["attention_heatmaps", "singular_value_spectra", "rank_sweep_plot", "scaling_variance_plot"]
+
+
+def _plt() -> Any:
+    try:
+        import sys
+
+        import matplotlib
+
+        if "ipykernel" not in sys.modules:  # in Jupyter keep the inline backend, so figures show
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("plots need matplotlib: pip install 'mha-symbolic[plot]'") from None
+    return plt
+
+
+def _save(fig: Any, path: Any) -> Any:
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def _heads(E: Evaluation) -> list[int]:
+    return sorted(int(name[2:]) for name in E if name.startswith("A_") and name[2:].isdigit())
+
+
+def attention_heatmaps(E: Evaluation, tokens: list[str] | None = None, path: Any = None) -> Any:
+    """One heatmap per head of ``A_i`` (query tokens down, key tokens across), values written in."""
+    plt = _plt()
+    heads = _heads(E)
+    if not heads:
+        raise InputError("the evaluation has no attention matrices A_i (a symbolic-h model?)")
+    n = E["A_1"].rows
+    labels = tokens or [f"token {k + 1}" for k in range(n)]
+    if len(labels) != n:
+        raise InputError(f"{len(labels)} token labels for {n} tokens")
+    fig, axes = plt.subplots(1, len(heads), figsize=(4.4 * len(heads) + 1.2, 4.2), squeeze=False,
+                             layout="constrained")
+    for ax, i in zip(axes[0], heads, strict=True):
+        A = E.numeric(f"A_{i}")
+        image = ax.imshow(A, vmin=0, vmax=1, cmap="viridis")
+        ax.set_title(f"head {i}: $A_{i}$")
+        ax.set_xticks(range(n), labels, rotation=45, ha="right")
+        ax.set_yticks(range(n), labels)
+        ax.set_xlabel("key token")
+        ax.set_ylabel("query token")
+        if n <= 10:
+            for r in range(n):
+                for c in range(n):
+                    ax.text(c, r, f"{A[r, c]:.2f}", ha="center", va="center",
+                            color="white" if A[r, c] < 0.5 else "black", fontsize=8 if n <= 4 else 6)
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="attention weight")
+    return _save(fig, path)
+
+
+def singular_value_spectra(E: Evaluation, path: Any = None, tol: float = 1e-12) -> Any:
+    """Singular values of ``S_1``, ``head_1``, ``Concat``, ``Output`` with the proven rank bound marked.
+
+    The bars are numerical (floating-point SVD, shown as a picture, not a verdict); the dashed
+    line is the bound proven by :func:`~mha_symbolic.rank.rank_bound`.
+    """
+    from .rank import rank_bound
+
+    plt = _plt()
+    model = E.model
+    names = [s for s in ("S_1", "head_1", "Concat", "Output") if s in E]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.0), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        s = np.linalg.svd(E.numeric(name), compute_uv=False)
+        bound = int(rank_bound(model.steps[name].expr, model.dims).bound)
+        ax.bar(range(1, len(s) + 1), np.maximum(s, tol), color="tab:blue")
+        ax.axvline(bound + 0.5, color="tab:red", linestyle="--", label=f"proven bound {bound}")
+        ax.set_yscale("log")
+        ax.set_title("$" + (r"\mathrm{" + name + "}" if name in ("Concat", "Output") else
+                            name.replace("head_", r"\mathrm{head}_")) + "$")
+        ax.set_xlabel("index")
+        ax.set_ylabel("singular value")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def rank_sweep_plot(results: list[Any], path: Any = None) -> Any:
+    """Proven bound against certified rank for every quantity of every swept configuration."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.5, 4.2))
+    quantities = sorted({row.quantity for r in results for row in r.rows})
+    for q in quantities:
+        pts = [(row.bound, row.attained) for r in results for row in r.rows if row.quantity == q]
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=q, s=14, alpha=0.7)
+    top = max((row.bound for r in results for row in r.rows), default=1)
+    ax.plot([0, top], [0, top], color="grey", linewidth=0.8, label="attained = bound")
+    ax.set_xlabel("proven upper bound")
+    ax.set_ylabel("certified rank of the witness")
+    ax.set_title(f"rank sweep: {len(results)} configurations")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def scaling_variance_plot(d_ks: list[int] | None = None, samples: int = 20_000, path: Any = None,
+                          seed: int = 0) -> Any:
+    """Var(q.k) and Var(q.k / sqrt(d_k)) against d_k: the exact lines and Monte Carlo points."""
+    from .proofs import monte_carlo_variance
+
+    plt = _plt()
+    d_ks = d_ks or [1, 2, 4, 8, 16, 32, 64]
+    mc = [monte_carlo_variance(d, samples, seed) for d in d_ks]
+    fig, ax = plt.subplots(figsize=(4.8, 3.6))
+    ax.plot(d_ks, d_ks, color="tab:red", label=r"exact: $\mathrm{Var}(q\cdot k) = d_k$")
+    ax.plot(d_ks, [1] * len(d_ks), color="tab:blue", label=r"exact: $\mathrm{Var}(q\cdot k/\sqrt{d_k}) = 1$")
+    ax.scatter(d_ks, [m[0] for m in mc], color="tab:red", marker="x", label="Monte Carlo (evidence)")
+    ax.scatter(d_ks, [m[1] for m in mc], color="tab:blue", marker="x")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("$d_k$")
+    ax.set_ylabel("variance")
+    ax.set_title(r"scaling by $1/\sqrt{d_k}$ keeps the variance at 1")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
