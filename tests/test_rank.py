@@ -117,6 +117,12 @@ class TestWitnesses:
         assert [r.verdict for r in rows] == ["tight"] * 7
         assert [r.quantity for r in rows] == ["Q_1 K_1^T", "A_1", "head_1", "Concat", "Output", "W_QK^1", "W_OV^1"]
 
+    def test_size_limit_refuses_before_working(self):
+        from mha_symbolic import SizeLimitError
+
+        with pytest.raises(SizeLimitError, match="certified up to n = 128"):
+            rank_report(100_000, 4, 2)
+
     def test_certificates_recomputed(self):
         rows = rank_report(4, 4, 2)
         a1 = rows[1]

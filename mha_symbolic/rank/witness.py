@@ -33,11 +33,17 @@ import numpy as np
 from sympy import MatMul
 
 from ..attention import MultiHeadAttention
+from ..errors import SizeLimitError
 from ..heads import HeadMatrix
 from .bounds import rank_bound
 from .certify import MinorCertificate, certified_rank
 
-__all__ = ["RankRow", "RankReport", "rank_report", "witness_inputs", "W_QK", "W_OV", "exact_product"]
+#: Largest sizes :func:`rank_report` certifies (a few seconds each at the limit).
+MAX_WITNESS_N = 128
+MAX_WITNESS_D_MODEL = 256
+
+__all__ = ["RankRow", "RankReport", "rank_report", "MAX_WITNESS_N", "MAX_WITNESS_D_MODEL", "witness_inputs",
+           "W_QK", "W_OV", "exact_product"]
 
 
 def W_QK(model: MultiHeadAttention, i: Any) -> Any:
@@ -151,6 +157,11 @@ def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> 
     ``tries`` seeds are tried, and the report of the first instance attaining every bound
     (or else the one attaining most) is returned.  Its seed is in each row's ``seed``.
     """
+    if n > MAX_WITNESS_N or d_model > MAX_WITNESS_D_MODEL:
+        raise SizeLimitError(f"rank witnesses are certified up to n = {MAX_WITNESS_N} and d_model = "
+                             f"{MAX_WITNESS_D_MODEL} (ball-arithmetic determinants grow with n^3); got n = {n}, "
+                             f"d_model = {d_model}. The proven bounds hold for every size: use rank_bound")
+    MultiHeadAttention(n, d_model, h)  # DimensionError for bad sizes, before any work
     best = RankReport()
     for s in range(seed, seed + tries):
         rows = _report(n, d_model, h, s)
