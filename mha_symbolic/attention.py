@@ -38,7 +38,6 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -46,6 +45,7 @@ from sympy import Basic, Eq, MatAdd, MatrixSymbol, OneMatrix, Symbol, Tuple, sym
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
+from ._mapping import StepMapping
 from ._shape import check_same_rows, check_same_shape, checked_matmul
 from ._text import text
 from .concat import Concat, ConcatHeads
@@ -115,26 +115,14 @@ class Step(LatexReprMixin, Basic):
         return f"{printer._print(self.symbol)} = {printer._print(self.definition)}"
 
 
-class Steps(Mapping):
+class Steps(StepMapping):
     """Read-only ordered mapping ``name -> Step``."""
 
     def __init__(self, steps: list[Step]):
-        self._steps = {s.name: s for s in steps}
-
-    def __getitem__(self, key: str) -> Step:
-        try:
-            return self._steps[key]
-        except KeyError:
-            raise KeyError(f"no step {key!r}; steps are {list(self._steps)}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._steps)
-
-    def __len__(self) -> int:
-        return len(self._steps)
+        super().__init__({s.name: s for s in steps})
 
     def __repr__(self) -> str:
-        return "Steps(%s)" % ", ".join(self._steps)
+        return "Steps(%s)" % ", ".join(self)
 
 
 class MultiHeadAttention(LatexReprMixin, Basic):

@@ -38,13 +38,13 @@ exp(sqrt(2)/2)/(1 + exp(sqrt(2)/2))
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sympy import Identity, ImmutableMatrix, MatAdd, MatMul, Matrix, OneMatrix, Transpose, ZeroMatrix
 from sympy.matrices.expressions.slice import MatrixSlice
 
+from ._mapping import StepMapping
 from ._shape import check_matmul, check_result
 from ._text import shape_text
 from .concat import Concat
@@ -62,25 +62,14 @@ __all__ = ["Evaluation", "evaluate", "estimate_terms", "DEFAULT_MAX_TERMS"]
 DEFAULT_MAX_TERMS = 2_000_000
 
 
-class Evaluation(Mapping):
+class Evaluation(StepMapping):
     """Explicit matrices of every step (``name -> ImmutableMatrix``), plus the model and inputs."""
 
     def __init__(self, model: MultiHeadAttention, inputs: dict[str, Any], values: dict[str, ImmutableMatrix]):
+        super().__init__(values)
         self.model = model
         self.inputs = inputs
         self._values = values
-
-    def __getitem__(self, key: str) -> ImmutableMatrix:
-        try:
-            return self._values[key]
-        except KeyError:
-            raise KeyError(f"no step {key!r}; steps are {list(self._values)}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
 
     @property
     def output(self) -> ImmutableMatrix:

@@ -8,6 +8,17 @@ from typing import Any
 from sympy import latex
 
 
+def integer_instance(n: int, h: int, d_k: int = 2, seed: int = 0) -> dict[str, Any]:
+    """A deterministic small-integer instance (entries in -2..2) for exact checks through the engine."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    d_model = h * d_k
+    return {"X": rng.integers(-2, 3, (n, d_model)),
+            **{k: rng.integers(-2, 3, (h, d_model, d_k)) for k in ("W_Q", "W_K", "W_V")},
+            "W_O": rng.integers(-2, 3, (d_model, d_model))}
+
+
 @dataclass(frozen=True)
 class ProofStep:
     """One step: a sentence and, optionally, the formula it establishes."""

@@ -24,12 +24,11 @@ True
 
 from __future__ import annotations
 
-import numpy as np
 from sympy import BlockMatrix, Eq, MatAdd, MatMul, MatrixSymbol, block_collapse, zeros
 
 from ..attention import MultiHeadAttention
 from ..dims import dimension_symbol
-from ._proof import Proof, ProofStep
+from ._proof import Proof, ProofStep, integer_instance
 
 __all__ = ["head_decomposition"]
 
@@ -45,13 +44,9 @@ def _concat_identity(h: int) -> bool:
 
 def _engine_check(h: int, seed: int = 0) -> bool:
     """Exact evaluation: Output equals sum_i A_i X W_V^i W_O^(i), entry by entry."""
-    rng = np.random.default_rng(seed)
     n, dk = 3, 2
     dm = h * dk
-    X = rng.integers(-2, 3, (n, dm))
-    W = {k: rng.integers(-2, 3, (h, dm, dk)) for k in ("W_Q", "W_K", "W_V")}
-    W_O = rng.integers(-2, 3, (dm, dm))
-    E = MultiHeadAttention(n, dm, h).evaluate(X=X, W_O=W_O, **W)
+    E = MultiHeadAttention(n, dm, h).evaluate(**integer_instance(n, h, dk, seed))
     total = zeros(n, dm)
     for i in range(h):
         W_OV = E.inputs["W_V"][i] * E.inputs["W_O"][i * dk:(i + 1) * dk, :]

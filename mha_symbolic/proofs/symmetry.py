@@ -16,7 +16,7 @@ import numpy as np
 from sympy import ImmutableMatrix, Matrix, simplify, zeros
 
 from ..attention import MultiHeadAttention
-from ._proof import Proof, ProofStep
+from ._proof import Proof, ProofStep, integer_instance
 
 __all__ = ["head_permutation_invariance", "permutation_equivariance", "causal_breaks_equivariance"]
 
@@ -31,12 +31,11 @@ def _permutation_matrix(perm: tuple[int, ...]) -> ImmutableMatrix:
 
 def head_permutation_invariance(h: int = 3, seed: int = 0) -> Proof:
     """Permuting the heads together with W_O's row blocks leaves the output unchanged."""
-    rng = np.random.default_rng(seed)
     n, dk = 3, 2
     dm = h * dk
-    X = rng.integers(-2, 3, (n, dm))
-    W = {k: rng.integers(-2, 3, (h, dm, dk)) for k in ("W_Q", "W_K", "W_V")}
-    W_O = rng.integers(-2, 3, (dm, dm))
+    instance = integer_instance(n, h, dk, seed)
+    X, W_O = instance.pop("X"), instance.pop("W_O")
+    W = instance
     model = MultiHeadAttention(n, dm, h)
     base = model.evaluate(X=X, W_O=W_O, **W).output
     checks = []
