@@ -95,6 +95,13 @@ def test_every_public_object_rebuilds_from_args():
         objects += list(M.steps.values())
         objects += [s.expr for s in M.steps.values()]
     objects.append(Concat(MatrixSymbol("a", 2, 2), MatrixSymbol("b", 2, 1)))
+    from mha_symbolic.formulas import standard_formulas
+    from mha_symbolic.heads import ModelMatrix
+    from mha_symbolic.scaling import ScaledScores
+
+    for f in standard_formulas(MultiHeadAttention()):
+        objects += [o for o in (f, f.lhs, f.rhs, *f.rhs.args) if o.args]
+    objects += [ScaledScores(MatrixSymbol("S", 3, 3), 2), ModelMatrix("W_O", 4, 4), HeadMatrix("W_Q", 4, 2, 1)]
     for obj in objects:
         assert obj.func(*obj.args) == obj, obj
     assert sum(isinstance(o, Step) for o in objects) == sum(len(M.steps) for M in objects[1:4])
