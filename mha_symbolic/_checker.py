@@ -10,7 +10,7 @@ from typing import Any
 
 from sympy import ImmutableMatrix, Integer, Matrix, MatrixBase, Symbol, sqrt
 
-from .document import Finding, agrees, decimals_of, show
+from .document import Finding, agrees, decimals_of, precision_text, show
 from .errors import ParseError
 from .parse import SymbolTable
 from .parse.latex import _atom_at, _canonical, _normalise, _tokens
@@ -57,7 +57,9 @@ def canon(name: str, head: int | None) -> str:
 
 
 def _vectors(tex: str) -> str:
-    """Numeric lists and tuples (``[0.67, 0.33]``, ``(0.67,\\;0.33)``) as one-row bmatrix."""
+    """Numeric lists and tuples (``[0.67, 0.33]``, ``(0.67,\\;0.33)``) as one-row bmatrix;
+    ``1e-3`` (not LaTeX, but written in tutorials) as ``1 \\times 10^{-3}``."""
+    tex = re.sub(r"(?<![\w\\])(\d+(?:\.\d+)?)e([+-]?\d+)\b", r"\1 \\times 10^{\2}", tex)
     def row(m: re.Match[str]) -> str:
         items = [x.strip() for x in re.split(r",", re.sub(r"\\[;,:!]", "", m.group(2)))]
         return m.group(1) + r"\begin{bmatrix}" + " & ".join(items) + r"\end{bmatrix}"
@@ -82,6 +84,7 @@ class Checker:
 
     def __init__(self) -> None:
         self.dims: dict[str, int] = {}
+        self.dim_lines: dict[str, int] = {}
         self.values: dict[str, ImmutableMatrix] = {}
         self.declared: dict[str, tuple[tuple[int, int], int, int]] = {}  # name -> (shape, line, finding index)
         self.shapes: dict[str, tuple[int, int]] = {}
@@ -115,7 +118,8 @@ class Checker:
         start = len(self.emitted)
         if frag.kind != "code" or not frag.text.lower().startswith("token"):
             self._flush_rows()
-        handler = {"heading": self._heading, "prose": self._prose, "code": self._code, "math": self._math}[frag.kind]
+        handler = {"heading": self._heading, "prose": self._prose, "code": self._code, "math": self._math,
+                   "unclosed": self._unclosed}[frag.kind]
         handler(frag)
         return self.emitted[start:]
 
@@ -128,6 +132,9 @@ class Checker:
                             f"{', '.join(sorted(weights))} are given only by shape, never by value: no output of "
                             "the example can be computed from the document; only shapes were checked")]
         return []
+
+    def _unclosed(self, frag: Fragment) -> None:
+        self.emit(frag, "unchecked", "a $$ that is never closed: the math after it was not read")
 
     # ----- headings and prose --------------------------------------------------------------
     def _heading(self, frag: Fragment) -> None:
@@ -146,18 +153,22 @@ class Checker:
     def _prose(self, frag: Fragment) -> None:
         t = frag.text
         low = t.lower()
-        m = re.search(r"sequence length\s*=\s*(\d+)", low)
+        m = re.search(r"number of heads\s*[:=]\s*(\d+)", low)
+        if m:
+            self._setting(frag, "h", int(m.group(1)))
+            return
+        m = re.search(r"sequence length\s*[:=]\s*(\d+)", low)
         if m:
             self._setting(frag, "n", int(m.group(1)))
             return
         if re.search(r"\bone\s*\**\s+token\b", low):
             self._setting(frag, "n", 1)
             return
-        m = re.search(r"model dimension\s*=\s*(\d+)", low)
+        m = re.search(r"model dimension\s*[:=]\s*(\d+)", low)
         if m:
             self._setting(frag, "d_model", int(m.group(1)))
             return
-        m = re.search(r"head dimension\s*=\s*(\d+)", low)
+        m = re.search(r"head dimension\s*[:=]\s*(\d+)", low)
         if m:
             self._setting(frag, "d_k", int(m.group(1)))
             return
@@ -167,10 +178,17 @@ class Checker:
 
     def _setting(self, frag: Fragment, dim: str, value: int) -> None:
         self.dims[dim] = value
+        self.dim_lines[dim] = frag.line
         if dim in ("d_model", "h"):
             self.dims.pop("d_k", None)  # a new setting starts a new example: d_k follows d_model / h
-            if "d_model" in self.dims and "h" in self.dims and self.dims["d_model"] % self.dims["h"] == 0:
-                self.dims["d_k"] = self.dims["d_model"] // self.dims["h"]
+            if "d_model" in self.dims and "h" in self.dims:
+                same_setup = abs(self.dim_lines.get("d_model", 0) - self.dim_lines.get("h", 0)) <= 3
+                if self.dims["d_model"] % self.dims["h"] and same_setup:
+                    self.emit(frag, "inconsistent", f"h={self.dims['h']} does not divide "
+                                                    f"d_model={self.dims['d_model']}: no head width d_k fits")
+                    return
+                if self.dims["d_model"] % self.dims["h"] == 0:
+                    self.dims["d_k"] = self.dims["d_model"] // self.dims["h"]
         self.emit(frag, "correct", f"setting: {dim} = {value}")
 
     def _shape_statement(self, frag: Fragment, shape: tuple[int, int]) -> None:
@@ -328,7 +346,7 @@ class Checker:
                 self.emit(frag, "wrong", f"{name} = {how} is {value.shape[0]} x {value.shape[1]}, not "
                                          f"{stated.shape[0]} x {stated.shape[1]}", show(value, places), text)
             elif agrees(value, stated, places):
-                where = f" at {places} decimals" if places is not None else " exactly"
+                where = precision_text(places)
                 given = " (given the assumed " + ", ".join(sorted(self.assumed)) + ")" if self.assumed and \
                     name == "Concat" else ""
                 self.emit(frag, "correct", f"{name} = {how} agrees{where}{given}", show(value, places), text)
@@ -363,8 +381,8 @@ class Checker:
         from sympy import MatrixSymbol
 
         name = plain(key)
-        if not name or not name[0].isalpha():
-            return None
+        if not name or not name[0].isalpha() or re.fullmatch(r"[a-z]\^.*", name):
+            return None  # e^{x}, x^2: powers of a letter, not new names (e is Euler's number)
         if name[0].isupper() or name.lower().startswith(("head", "concat", "multihead")):
             return MatrixSymbol(name, Symbol(f"r_{name}", positive=True, integer=True),
                                 Symbol(f"c_{name}", positive=True, integer=True))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sympy import Basic, ImmutableMatrix, MatrixBase, MatrixSymbol, Min, Symbol, sympify
 
-from .document import agrees, decimals_of, show
+from .document import agrees, decimals_of, precision_text, show
 from .errors import ParseError
 from .parse import equivalent, read_formula
 from .parse.markdown import Fragment
@@ -355,7 +355,7 @@ def _relations(c: Checker, frag: Fragment, text: str, canon: Any, plain: Any) ->
             if places is None and r.op == "approx":
                 places = decimals_of(text)
             ok = agrees(a, b, places)
-            at = f" at {places} decimals" if places is not None else " exactly"
+            at = precision_text(places)
             c.emit(frag, "correct" if ok else "wrong", ("holds" if ok else "does not hold") + at,
                    show(a, places), r.text)
             if isinstance(b, MatrixBase):

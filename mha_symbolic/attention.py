@@ -62,8 +62,13 @@ CONVENTIONS = ("projection", "split")
 HEAD_INDEX = Symbol("i", integer=True, positive=True)
 
 
-def _flag(value: Any) -> BooleanAtom:
-    return value if isinstance(value, BooleanAtom) else (true if value else false)
+def _flag(value: Any, name: str = "flag") -> BooleanAtom:
+    """True/False (also 0/1 and SymPy's true/false); text such as "False" is refused, not truthy."""
+    if isinstance(value, BooleanAtom):
+        return value
+    if isinstance(value, (bool, int)) and value in (0, 1) or type(value).__name__ == "bool_":
+        return true if value else false
+    raise InputError(f"{name} must be True or False, got {value!r}")
 
 
 class Step(LatexReprMixin, Basic):
@@ -172,7 +177,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             raise InputError(f"convention must be one of {CONVENTIONS}, got {conv!r}")
         if conv == "split" and dims.d_model.is_Integer and dims.h.is_Integer and dims.d_model % dims.h:
             raise InputError(f"split convention: h={dims.h} does not divide d_model={dims.d_model}")
-        return Basic.__new__(cls, dims, Str(conv), _flag(causal), _flag(bias))
+        return Basic.__new__(cls, dims, Str(conv), _flag(causal, "causal"), _flag(bias, "bias"))
 
     dims = property(lambda self: self.args[0], doc="the :class:`Dims`")
     convention = property(lambda self: self.args[1].name, doc='``"projection"`` or ``"split"``')

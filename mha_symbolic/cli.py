@@ -76,14 +76,15 @@ def cmd_shapes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _matrix_lines(M: Any, exact: bool) -> list[str]:
+def _matrix_lines(M: Any, exact: bool, places: int | None = None) -> list[str]:
     lines = []
     exact_rows = [sstr(list(M.row(i))) for i in range(M.rows)]
     if exact and max(len(r) for r in exact_rows) <= EXACT_WIDTH:
         lines += [f"    {r}" for r in exact_rows]
     if M.free_symbols or all(x.is_Integer for x in M):
         return lines or [f"    {r}" for r in exact_rows]
-    approx = [[f"{float(x.evalf(20)):.4f}" for x in M.row(i)] for i in range(M.rows)]
+    k = 4 if places is None else places
+    approx = [[f"{float(x.evalf(20)):.{k}f}" for x in M.row(i)] for i in range(M.rows)]
     lines += [f"  ≈ [{', '.join(r)}]" for r in approx]
     return lines
 
@@ -94,11 +95,14 @@ def cmd_derive(args: argparse.Namespace) -> int:
         paths = write_documents(out)
         print(f"wrote {len(paths)} files to {out}")
         return 0
+    if args.example is not None and (_dims_given(args) or args.causal or args.convention):
+        raise InputError("--example fixes the model: give either --example NAME or sizes "
+                         "(--n, --d-model, --heads, --convention, --causal), not both")
     if args.format != "text" or args.plots:
         if args.format == "text":
             args.format = "md"
         return _derive_document(args)
-    if _dims_given(args) and args.example is None:
+    if _dims_given(args) or args.causal or args.convention:
         return cmd_shapes(args)
     ex = example(args.example or DEFAULT_EXAMPLE)
     model = ex.model
@@ -118,7 +122,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
     print("\nsteps")
     for step in model.steps.values():
         print(f"  {step.text}    shape {shape_text(step.shape)}")
-        print("\n".join(_matrix_lines(E[step.name], not args.decimals_only)))
+        print("\n".join(_matrix_lines(E[step.name], not args.decimals_only, args.decimals)))
     return 0
 
 
@@ -227,8 +231,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     reports = []
     for path in args.files:
-        if not Path(path).is_file():
+        if not Path(path).exists():
             raise ParseError(f"{path}: no such file")
+        if not Path(path).is_file():
+            raise ParseError(f"{path} is not a regular file (a directory or a device); give a Markdown/text file")
         reports.append(check_file(path))
     if fmt == "json":
         data = [r.as_dict() for r in reports]
@@ -312,6 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into head
         sys.stderr.close()
         return 0
+    except OSError as e:  # --out onto a file, an unwritable directory, ...
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"mha-symbolic: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("mha-symbolic: interrupted", file=sys.stderr)
         return 130

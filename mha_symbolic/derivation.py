@@ -125,7 +125,8 @@ class DerivationStep:
         if exact_ok:
             lines += ["= " + b for b in self.matrix_blocks(M, None)]
         if not M.free_symbols and not all(x.is_Integer or terminating_decimal(x) for x in M):
-            lines += [r"\approx " + b for b in self.matrix_blocks(M, self.decimals or DECIMALS)]
+            places = DECIMALS if self.decimals is None else self.decimals
+            lines += [r"\approx " + b for b in self.matrix_blocks(M, places)]
         elif not exact_ok:
             lines += ["= " + b for b in self.matrix_blocks(M, None)]
         return lines

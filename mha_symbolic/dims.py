@@ -40,6 +40,8 @@ from .latex import LatexReprMixin
 __all__ = ["Dims", "dimension_symbol", "DIMENSION_NAMES"]
 
 DIMENSION_NAMES = ("n", "d_model", "h", "d_k", "d_v")
+#: Concrete head counts above this are refused (each head has its own steps); symbolic h has no limit.
+MAX_HEADS = 1024
 
 
 def dimension_symbol(name: str) -> Symbol:
@@ -112,6 +114,9 @@ class Dims(LatexReprMixin, Basic):
         n_ = _as_dimension("n", n)
         dm = _as_dimension("d_model", d_model)
         h_ = _as_dimension("h", h)
+        if h_.is_Integer and h_ > MAX_HEADS:
+            raise DimensionError(f"h={h_}: at most {MAX_HEADS} heads are built step by step; for more, keep h "
+                                 "symbolic (the steps are then written for a general head i)")
         rels: list[Eq] = []
         if d_k is None:
             if dm.is_Integer and h_.is_Integer:

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sympy import Float, ImmutableMatrix, Matrix, N, simplify, sympify
+from sympy import Float, ImmutableMatrix, Matrix, N, Rational, simplify, sympify
 
 from .errors import MHASymbolicError, ParseError
 from .latex import latex
@@ -159,6 +159,8 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float = FR
     """Check a document given as text; see the module docstring."""
     from ._checker import Checker
 
+    if not isinstance(text, str):
+        raise ParseError(f"check_text needs the document as str, got {type(text).__name__}")
     repair = repair_encoding(text)
     fragments = extract(repair.text)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(f.kind == "math" for f in fragments))
@@ -191,6 +193,19 @@ def decimals_of(text: str) -> int | None:
     return max(places) if places else None
 
 
+#: Decimals beyond this are not compared: stated numbers are read as 53-bit floats (15-16 digits).
+MAX_PLACES = 12
+
+
+def precision_text(places: int | None) -> str:
+    """`` at 3 decimals``, `` exactly`` or the capped precision, for messages."""
+    if places is None:
+        return " exactly"
+    if places > MAX_PLACES:
+        return f" at {MAX_PLACES} decimals (the {places} written are beyond the 15-16 digits numbers are read with)"
+    return f" at {places} decimals"
+
+
 def agrees(computed: Any, stated: Any, places: int | None) -> bool:
     """Exact equality, or equality after rounding ``computed`` to ``places`` decimals."""
     a = computed if isinstance(computed, (Matrix, ImmutableMatrix)) else ImmutableMatrix([[computed]])
@@ -203,14 +218,16 @@ def agrees(computed: Any, stated: Any, places: int | None) -> bool:
             if simplify(x - y) != 0:
                 return False
             continue
-        k = places if places is not None else 12
-        if abs(round(float(N(x, 30)), k) - round(float(N(y, 30)), k)) > 10 ** (-k) / 2:
+        k = min(places if places is not None else MAX_PLACES, MAX_PLACES)
+        if abs(N(x - y, k + 10)) > Rational(1, 2) * Rational(10) ** (-k) + Rational(10) ** (-k - 3):
             return False
     return True
 
 
 def show(value: Any, places: int | None = None) -> str:
     """LaTeX of a computed value, rounded like the document when it uses decimals."""
+    if places is not None:
+        places = min(places, MAX_PLACES)
     if isinstance(value, (Matrix, ImmutableMatrix)):
         exact = latex(ImmutableMatrix(value))
         if all(sympify(x).is_Integer for x in value):

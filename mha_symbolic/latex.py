@@ -101,8 +101,9 @@ class MHALatexPrinter(LatexPrinter):
         if settings.get("transpose", "top") not in TRANSPOSES:
             raise InputError(f"transpose must be 'top' or 'T', got {settings['transpose']!r}")
         decimals = settings.get("decimals")
-        if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
-            raise InputError(f"decimals must be None or a non-negative integer, got {decimals!r}")
+        if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int)
+                                     or not 0 <= decimals <= 30):
+            raise InputError(f"decimals must be None or an integer from 0 to 30, got {decimals!r}")
         super().__init__(settings)
 
     def _print_Symbol(self, expr: Any, style: str = "plain") -> str:

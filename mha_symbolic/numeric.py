@@ -214,7 +214,9 @@ class NumericMHA:
 
     def _compiled(self, found: dict[str, int], keep_steps: bool) -> tuple[MultiHeadAttention, _Compiled]:
         D = self.model.dims
-        dims = {k: v for k, v in found.items() if k != "n" and not getattr(D, k).is_Integer}
+        tied = {r.lhs for r in D.relations}  # d_k = d_model / h: follows, is never read off the arrays
+        dims = {k: v for k, v in found.items()
+                if k != "n" and not getattr(D, k).is_Integer and getattr(D, k) not in tied}
         key = (tuple(sorted(dims.items())), keep_steps)
         if key not in self._cache:
             model = self.model.bind(**dims) if dims else self.model
@@ -235,7 +237,14 @@ class NumericMHA:
         args = []
         for key, value in model.inputs.items():
             args += list(arrays[key]) if isinstance(value, list) else [arrays[key]]
-        result = compiled.function(*args)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = compiled.function(*args)
+        out = result[-1] if steps else result
+        if not np.isfinite(out).all():
+            dtype = np.asarray(out).dtype
+            hint = ", or use float64" if dtype != np.float64 else ""
+            raise InputError(f"the output is not finite: the scores overflowed the {dtype} range; rescale X or the "
+                             f"weights{hint}")
         if steps:
             return result[-1], dict(zip(compiled.step_names, result, strict=True))
         return result

@@ -55,6 +55,9 @@ class PyTorchMHA:
         self._functions: dict[bool, NumericMHA] = {}
 
     def __call__(self, X: Any, causal: bool = False) -> np.ndarray:
+        if not isinstance(causal, bool):
+            raise InputError(f"causal must be True or False, got {causal!r}")
+        X = _numpy(X)
         if causal not in self._functions:
             model = self.model.func(self.model.dims, self.model.convention, causal, True)
             self._functions[causal] = NumericMHA(model)
@@ -66,8 +69,15 @@ class PyTorchMHA:
         return f"PyTorchMHA({self.model})"
 
 
+def _numpy(value: Any) -> np.ndarray:
+    """A NumPy array from an array or a torch tensor (detached; torch is never imported here)."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
 def _matrix(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    arr = np.asarray(value)
+    arr = _numpy(value)
     if arr.dtype.kind not in "iuf":
         raise InputError(f"{name} has dtype {arr.dtype}; expected real numbers")
     if arr.shape != shape:
@@ -90,7 +100,7 @@ def from_pytorch(in_proj_weight: Any, in_proj_bias: Any, out_proj_weight: Any, o
 
     A missing bias is imported as zeros, so the model always has biases.
     """
-    W_in = np.asarray(in_proj_weight)
+    W_in = _numpy(in_proj_weight)
     if W_in.ndim != 2 or W_in.shape[0] != 3 * W_in.shape[1]:
         raise InputError(f"in_proj_weight must have shape (3E, E); got {W_in.shape}")
     E = W_in.shape[1]

@@ -84,6 +84,8 @@ class Softmax(LatexReprMixin, MatrixExpr):
         arg = sympify(arg)
         if not getattr(arg, "is_Matrix", False):
             raise InputError(f"softmax needs a matrix, got {arg!r}")
+        if not isinstance(causal, (BooleanAtom, bool, int)) or isinstance(causal, int) and causal not in (0, 1):
+            raise InputError(f"causal must be True or False, got {causal!r}")
         flag = causal if isinstance(causal, BooleanAtom) else (true if causal else false)
         return Basic.__new__(cls, arg, flag)
 

@@ -80,3 +80,21 @@ def test_module_entry_point():
     r = subprocess.run([sys.executable, "-m", "mha_symbolic.cli", "derive", "--example", "seed003",
                         "--decimals-only"], capture_output=True, text=True)
     assert r.returncode == 0 and "[4, 11]" in r.stdout
+
+
+def test_output_path_errors_are_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x", encoding="utf-8")
+    assert main(["derive", "--format", "md", "--out", str(blocker)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mha-symbolic: error: File exists") and "Traceback" not in err
+
+
+def test_derive_refuses_example_with_sizes(capsys):
+    assert main(["derive", "--example", "seed000", "--n", "5"]) == 2
+    assert "--example fixes the model" in capsys.readouterr().err
+
+
+def test_check_directory_is_refused(tmp_path, capsys):
+    assert main(["check", str(tmp_path)]) == 2
+    assert "is not a regular file" in capsys.readouterr().err

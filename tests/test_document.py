@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from mha_symbolic.cli import main
 from mha_symbolic.document import check_file, check_text
 from mha_symbolic.parse.encoding import repair_encoding
@@ -309,3 +311,28 @@ def test_cli_check(tmp_path, capsys):
     binary.write_bytes(b"\xff\xfe\x00bad")
     assert main(["check", str(binary)]) == 2
     assert "is not UTF-8" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("doc, expected", [
+    pytest.param("$$e^{1} \\approx 2.72$$", ["correct"], id="euler-e"),
+    pytest.param("$$e^{1} \\approx 3.50$$", ["wrong"], id="euler-e-wrong"),
+    pytest.param("$$1e-3 = 0.001$$", ["correct"], id="scientific"),
+    pytest.param("Use `$d_k = 3$` in code\n<!-- $$d_k = 7$$ -->", [], id="code-and-comments-are-not-math"),
+    pytest.param("text $$ d_k = 2", ["unchecked"], id="unclosed"),
+    pytest.param("Number of heads = 3\nModel dimension = 4", ["correct", "inconsistent"], id="h-not-dividing"),
+    pytest.param("Sequence length: 3 tokens", ["correct"], id="colon-setting"),
+])
+def test_reviewed_cases(doc, expected):
+    assert statuses(check_text(doc)) == expected
+
+
+def test_precision_beyond_float_is_capped_and_said():
+    f = check_text("$$\\frac{1}{3} = 0.3333333333333333000$$").findings[0]
+    assert f.status == "correct" and "at 12 decimals" in f.message and "beyond" in f.message
+
+
+def test_non_text_input_is_our_error():
+    from mha_symbolic import ParseError
+
+    with pytest.raises(ParseError, match="needs the document as str"):
+        check_text(None)

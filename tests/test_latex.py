@@ -88,7 +88,7 @@ def test_terminating_decimal():
 @pytest.mark.parametrize("settings, message", [
     pytest.param({"notation": "einstein"}, "notation must be one of", id="notation"),
     pytest.param({"transpose": "t"}, "transpose must be 'top' or 'T'", id="transpose"),
-    pytest.param({"decimals": -1}, "decimals must be None or a non-negative integer", id="decimals"),
+    pytest.param({"decimals": -1}, "decimals must be None or an integer from 0 to 30", id="decimals"),
 ])
 def test_bad_settings(settings, message):
     with pytest.raises(InputError, match=message):

@@ -182,3 +182,22 @@ def test_fixed_n_is_checked():
 def test_backend_other_than_numpy_refused():
     with pytest.raises(InputError, match="backend must be 'numpy'"):
         MultiHeadAttention().lambdify("jax")
+
+
+def test_symbolic_model_keeps_d_k_tied_to_d_model_over_h():
+    from mha_symbolic import DimensionError
+
+    with pytest.raises(DimensionError, match="h=3 does not divide d_model=4"):
+        MultiHeadAttention().lambdify()(np.ones((2, 4)), np.ones((3, 4, 1)), np.ones((3, 4, 1)), np.ones((3, 4, 1)),
+                                        np.ones((3, 4)))
+
+
+def test_overflow_is_an_error_not_nan():
+    f = MultiHeadAttention(d_model=4, h=2).lambdify()
+    with pytest.raises(InputError, match="the output is not finite"):
+        f(np.ones((2, 4)) * 1e200, np.ones((2, 4, 2)), np.ones((2, 4, 2)), np.ones((2, 4, 2)), np.ones((4, 4)))
+
+
+def test_text_flags_are_refused():
+    with pytest.raises(InputError, match="causal must be True or False, got 'False'"):
+        MultiHeadAttention(causal="False")

@@ -506,6 +506,8 @@ def read_formula(text: str, table: SymbolTable | None = None, strict: bool = Tru
 
     ``a = b \\approx c`` gives ``a = b`` and ``b \\approx c``.
     """
+    if not isinstance(text, str):
+        raise ParseError(f"read_formula needs LaTeX text, got {type(text).__name__}")
     table = table or SymbolTable()
     tokens = _tokens(_normalise(text))
     sides: list[list[str]] = [[]]

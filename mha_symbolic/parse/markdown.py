@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -51,10 +52,6 @@ class Fragment:
     context: str = ""  # the whole source line the fragment sits on
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
 def extract(text: str) -> list[Fragment]:
     """All fragments of ``text`` in document order (see the module docstring)."""
     lines = text.split("\n")
@@ -62,7 +59,7 @@ def extract(text: str) -> list[Fragment]:
     masked = list(lines)  # code blocks blanked out before searching for math
     in_code = False
     for k, line in enumerate(lines, start=1):
-        if line.strip().startswith("```"):
+        if line.strip().startswith(("```", "~~~")):
             in_code = not in_code
             masked[k - 1] = ""
             continue
@@ -78,17 +75,27 @@ def extract(text: str) -> list[Fragment]:
         if stripped.startswith("#"):
             out.append(Fragment("heading", k, stripped.lstrip("#").strip(), context=line))
     body = "\n".join(masked)
+    # inline code and HTML comments are not math: blank them (keeping line breaks)
+    body = re.sub(r"<!--.*?-->|`[^`\n]*`", lambda m: re.sub(r"[^\n]", " ", m.group(0)), body, flags=re.S)
+    starts = [0] + [i + 1 for i, ch in enumerate(body) if ch == "\n"]
     spans: list[tuple[int, int]] = []
+    taken = bytearray(len(body) + 1)
     inline = r"(?<!\$)\$(?!\$)(.+?)(?<!\$)\$(?!\$)"
     for pattern, display in ((r"\$\$(.+?)\$\$", True), (r"\\\[(.+?)\\\]", True), (inline, False)):
         for m in re.finditer(pattern, body, re.S):
-            if any(a <= m.start() < b for a, b in spans):
+            if taken[m.start()]:
                 continue
             spans.append((m.start(), m.end()))
+            taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
             content = m.group(1)
             lead = len(content) - len(content.lstrip())
-            at = _line_of(body, m.start(1) + lead)
+            at = bisect.bisect_right(starts, m.start(1) + lead)
             out.append(Fragment("math", at, content.strip(), display, lines[at - 1]))
+    for m in re.finditer(r"\$\$", body):
+        if not taken[m.start()]:  # a $$ that opens no complete block
+            at = bisect.bisect_right(starts, m.start())
+            out.append(Fragment("unclosed", at, "$$", True, lines[at - 1]))
+            break
     math_lines = {f.line for f in out if f.kind == "math" and f.display}
     for k, line in enumerate(masked, start=1):
         if not line.strip() or k in math_lines or line.strip().startswith("#"):

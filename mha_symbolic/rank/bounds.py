@@ -148,6 +148,8 @@ def _geq(a: Any, b: Any, dims: Dims | None) -> bool:
 
 def rank_bound(expr: Any, dims: Dims | None = None) -> RankBound:
     """A proven upper bound on ``rank(expr)`` with its proof trace; see the module docstring."""
+    if dims is not None and not isinstance(dims, Dims):
+        raise InputError(f"dims must be a Dims (e.g. model.dims), got {type(dims).__name__}")
     trace: list[RuleApplication] = []
     bound = _bound(sympify(expr), trace, dims)
     return RankBound(expr, simplify_min(bound, dims), tuple(trace))

@@ -33,7 +33,7 @@ import numpy as np
 from sympy import MatMul
 
 from ..attention import MultiHeadAttention
-from ..errors import SizeLimitError
+from ..errors import InputError, SizeLimitError
 from ..heads import HeadMatrix
 from .bounds import rank_bound
 from .certify import MinorCertificate, certified_rank
@@ -157,10 +157,14 @@ def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> 
     ``tries`` seeds are tried, and the report of the first instance attaining every bound
     (or else the one attaining most) is returned.  Its seed is in each row's ``seed``.
     """
-    if n > MAX_WITNESS_N or d_model > MAX_WITNESS_D_MODEL:
-        raise SizeLimitError(f"rank witnesses are certified up to n = {MAX_WITNESS_N} and d_model = "
-                             f"{MAX_WITNESS_D_MODEL} (ball-arithmetic determinants grow with n^3); got n = {n}, "
-                             f"d_model = {d_model}. The proven bounds hold for every size: use rank_bound")
+    for label, v in (("n", n), ("d_model", d_model), ("h", h)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"rank_report needs positive integer sizes; {label} = {v!r}")
+    if n > MAX_WITNESS_N or d_model > MAX_WITNESS_D_MODEL or n * h > MAX_WITNESS_N * 8:
+        raise SizeLimitError(f"rank witnesses are certified up to n = {MAX_WITNESS_N}, d_model = "
+                             f"{MAX_WITNESS_D_MODEL} and n h = {MAX_WITNESS_N * 8} (ball-arithmetic determinants "
+                             f"grow with n^3); got n = {n}, d_model = {d_model}, h = {h}. The proven bounds hold "
+                             "for every size: use rank_bound")
     MultiHeadAttention(n, d_model, h)  # DimensionError for bad sizes, before any work
     best = RankReport()
     for s in range(seed, seed + tries):
