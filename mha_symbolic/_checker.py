@@ -20,8 +20,6 @@ from .values import to_exact
 
 _DIMS = {"d_model": "d_model", "d_{model}": "d_model", "dmodel": "d_model", "d_k": "d_k", "d_{k}": "d_k",
          "h": "h", "n": "n"}
-_SHAPE = re.compile(r"\(\s*(\d+)\s*(?:,|\\times|×)\s*(\d+)\s*\)")
-_RELATION = re.compile(r"=|\\approx|\\le|\\leq|\\ge|\\ne|\\neq|<|>")
 
 
 def plain(tex: str) -> str:
@@ -357,8 +355,6 @@ class Checker:
             return
         derived = re.fullmatch(r"(head|A|S'?)_\d+|Concat|Output", name)
         if derived:
-            if name == "Concat" and self.assumed:
-                pass
             self.assumed.add(name)
             self.set_value(name, stated)
             self.emit(frag, "assumed", f"{name} is stated without the inputs needed to derive it", None, text)

@@ -180,7 +180,7 @@ def _shapes(c: Checker, frag: Fragment, text: str, left: str | None) -> None:
                 continue
             used = (int(m.group(1)), int(m.group(2)))
             _operand_consistency(c, frag, name, used)
-    elif c.last_defined is not None and sides and text.lstrip().startswith(("(", "\\text{Concat}")) is False:
+    elif c.last_defined is not None and not text.lstrip().startswith(("(", "\\text{Concat}")):
         target = c.last_defined
     if target is None and frag.text.lstrip().startswith("="):
         target = c.last_defined
@@ -291,8 +291,6 @@ def _explicit(value: Any) -> Any:
 def _relations(c: Checker, frag: Fragment, text: str, canon: Any, plain: Any) -> None:
     rels = read_formula(text.lstrip("=").strip() if text.lstrip().startswith("=") else text, c.table(text),
                         strict=False)
-    if text.lstrip().startswith("=") and c.last_defined is not None:
-        pass
     sides_text = re.split(r"=|\\approx|\\le|\\leq|\\ne|\\neq", text)
     if rels[0].op == "expr":
         _expression(c, frag, rels[0].lhs)

@@ -39,7 +39,7 @@ from sympy import ImmutableMatrix
 
 from .errors import InputError
 from .formulas import standard_formulas
-from .latex import NOTATIONS, dimension_latex, latex, terminating_decimal
+from .latex import NOTATIONS, dimension_latex, escape_text, latex, terminating_decimal
 
 if TYPE_CHECKING:
     from .attention import MultiHeadAttention, Step
@@ -71,17 +71,7 @@ def _visible(text: str) -> int:
     return len(re.sub(r"\\[A-Za-z]+|[{}^_\\ ]", "", text))
 
 
-_SPECIALS = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "_": r"\_",
-             "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
-
-
-def _text(s: str) -> str:
-    r"""Plain text for LaTeX: every special character escaped.
-
-    >>> print(_text("W_Q^i = 50% & more"))
-    W\_Q\textasciicircum{}i = 50\% \& more
-    """
-    return "".join(_SPECIALS.get(c, c) for c in s)
+_text = escape_text  # plain text in the document
 
 
 @dataclass(frozen=True)

@@ -41,11 +41,24 @@ from sympy.printing.latex import LatexPrinter
 from .errors import InputError
 
 __all__ = ["Notation", "NOTATIONS", "DEFAULT_NOTATION", "MHALatexPrinter", "latex", "notation_of", "sub",
-           "repr_latex", "TRANSPOSES", "LatexReprMixin", "terminating_decimal"]
+           "repr_latex", "TRANSPOSES", "LatexReprMixin", "terminating_decimal", "escape_text"]
 
 TRANSPOSES = {"top": r"\top", "T": "T"}
 DEFAULT_NOTATION = "vaswani"
 _DIMENSION_LATEX = {"d_k": "d_k", "d_v": "d_v", "d_model": "d_{model}", "n": "n", "h": "h", "i": "i"}
+
+
+_SPECIALS = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "_": r"\_",
+             "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
+
+
+def escape_text(s: str) -> str:
+    r"""Plain text for LaTeX: every special character escaped.
+
+    >>> print(escape_text("W_Q^i = 50% & more"))
+    W\_Q\textasciicircum{}i = 50\% \& more
+    """
+    return "".join(_SPECIALS.get(c, c) for c in s)
 
 
 def sub(index: str) -> str:

@@ -7,6 +7,8 @@ from typing import Any
 
 from sympy import latex
 
+from ..latex import escape_text
+
 
 def integer_instance(n: int, h: int, d_k: int = 2, seed: int = 0) -> dict[str, Any]:
     """A deterministic small-integer instance (entries in -2..2) for exact checks through the engine."""
@@ -28,8 +30,7 @@ class ProofStep:
     tex: str | None = None  # the formula's LaTeX when written by hand (e.g. Var(q . k) = d_k sigma^4)
 
     def _latex_line(self) -> str:
-        body = r"\text{%s}" % "".join({"_": r"\_", "^": r"\^{}", "&": r"\&", "%": r"\%", "#": r"\#"}.get(c, c)
-                                        for c in self.text)
+        body = r"\text{%s}" % escape_text(self.text)
         if self.tex is not None:
             return body + r" \quad " + self.tex
         return body if self.formula is None else body + r" \quad " + latex(self.formula)
