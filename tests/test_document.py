@@ -286,9 +286,40 @@ def test_unchecked_always_has_a_reason():
     assert all(len(f.message) > 10 for f in r.findings)
 
 
-def test_never_evaluates_document_text():
+def test_never_evaluates_document_text(tmp_path, capfd):
+    sentinel = tmp_path / "pwned"
+    r = check_text(f"```\nX = __import__('os').system('echo pwned > {sentinel}')\nY = [1, 2]\n```")
+    assert not sentinel.exists() and "pwned" not in capfd.readouterr().out  # read, never run
+    assert [f.line for f in r.findings] == [2, 3] and r.findings[1].status == "correct"  # Y = [1, 2] is given
+
+
+@pytest.mark.xfail(strict=True, reason="_checker.Checker._code splits any right-hand side at @ and * into 'factors' "
+                   "and reports a line whose factors are unknown as 'correct' (definition ... never given); "
+                   "__import__('os').system('echo pwned') is not a product of matrix names, nothing about it was "
+                   "understood or computed, so by the status table it must be 'unchecked' with a reason")
+def test_code_that_is_not_a_product_of_names_is_unchecked():
     r = check_text("```\nX = __import__('os').system('echo pwned')\nY = [1, 2]\n```")
-    assert r.findings[0].status in ("correct", "unchecked")  # read as a definition with unknown names, never run
+    assert r.findings[0].status == "unchecked"
+
+
+def test_missing_seeds_fail_instead_of_skipping(tmp_path, monkeypatch):
+    from conftest import ALLOW_MISSING_SEEDS, locate_seeds
+
+    def outcome() -> BaseException | None:  # a skip must not escape: it would turn this test into a skip
+        try:
+            locate_seeds(tmp_path / "absent")
+        except BaseException as e:  # noqa: B036 - pytest's outcomes are BaseExceptions
+            return e
+        return None
+
+    assert locate_seeds(tmp_path) == tmp_path
+    monkeypatch.delenv(ALLOW_MISSING_SEEDS, raising=False)
+    failed = outcome()
+    assert isinstance(failed, pytest.fail.Exception), repr(failed)
+    assert f"seed documents not present at {tmp_path / 'absent'}" in str(failed) and "=1" in str(failed)
+    monkeypatch.setenv(ALLOW_MISSING_SEEDS, "1")
+    skipped = outcome()
+    assert isinstance(skipped, pytest.skip.Exception) and "MHA_ALLOW_MISSING_SEEDS=1" in str(skipped)
 
 
 # ----- the command ------------------------------------------------------------------------------------

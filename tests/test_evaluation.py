@@ -179,3 +179,55 @@ def test_bias_errors():
         MultiHeadAttention(2, 4, 2, bias=True).evaluate(b_Q=np.zeros((3, 2)))
     with pytest.raises(ShapeError, match=r"step Q_1 = X W_Q\^1 \+ 1 b_Q\^1: cannot add \(2, 2\) and \(2, 3\)"):
         MultiHeadAttention(2, 4, 2, bias=True).evaluate(X=np.ones((2, 4)), b_Q=np.zeros((2, 3)))
+
+
+# ----- asymmetric, non-square, per-head-different weights: softmax direction and head order matter -------
+ASYM_X = [[1, 0, 2, -1], [0, 1, -1, 1], [2, -1, 0, 1]]
+ASYM_WQ = [[[1, 0], [0, 1], [1, -1], [0, 2]], [[0, 1], [2, 0], [0, -1], [1, 1]]]
+ASYM_WK = [[[0, 1], [1, 1], [-1, 0], [2, 0]], [[1, -1], [0, 0], [1, 1], [0, 1]]]
+ASYM_WV = [[[1, 2], [0, 1], [-1, 0], [1, 1]], [[0, 1], [1, 0], [2, -1], [0, 0]]]
+ASYM_WO = [[1, 0, 0, 2], [0, -1, 1, 0], [1, 1, 0, 0], [0, 0, -1, 1]]
+
+
+def independent_steps(causal):
+    """Every step of 2-head attention with NumPy, written here: rows of A are softmaxes over keys."""
+    X = np.array(ASYM_X, dtype=float)
+    steps, heads = {}, []
+    for i in range(2):
+        Q, K, V = (X @ np.array(W[i], dtype=float) for W in (ASYM_WQ, ASYM_WK, ASYM_WV))
+        S = Q @ K.T
+        scaled = S / np.sqrt(2.0)
+        weights = np.exp(scaled)
+        if causal:
+            weights = np.tril(weights)  # token t sees keys 0..t
+        A = weights / weights.sum(axis=1, keepdims=True)
+        head = A @ V
+        heads.append(head)
+        steps.update({f"Q_{i + 1}": Q, f"K_{i + 1}": K, f"V_{i + 1}": V, f"S_{i + 1}": S, f"S'_{i + 1}": scaled,
+                      f"A_{i + 1}": A, f"head_{i + 1}": head})
+    steps["Concat"] = np.concatenate(heads, axis=1)
+    steps["Output"] = steps["Concat"] @ np.array(ASYM_WO, dtype=float)
+    return steps
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_every_step_on_asymmetric_scores(causal):
+    ref = independent_steps(causal)
+    for i in (1, 2):  # the fixture is what it claims: scores and attention are not symmetric
+        assert not np.allclose(ref[f"S_{i}"], ref[f"S_{i}"].T)
+    assert not np.allclose(ref["A_1"], ref["A_2"]) and not np.allclose(ref["head_1"], ref["head_2"])
+    E = MultiHeadAttention(3, 4, 2, causal=causal).evaluate(X=ASYM_X, W_Q=ASYM_WQ, W_K=ASYM_WK, W_V=ASYM_WV,
+                                                            W_O=ASYM_WO)
+    assert set(E.keys()) == set(ref)
+    for name, want in ref.items():
+        got = np.array(E[name].evalf(30).tolist(), dtype=float)
+        assert got.shape == want.shape, name
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=name)
+    for name in ("A_1", "A_2"):
+        A = E[name]
+        assert all(simplify(sum(A.row(r)) - 1) == 0 for r in range(3))  # rows, exactly
+        if causal:
+            assert all(A[r, c] == 0 for r in range(3) for c in range(3) if c > r)
+    assert E["S_1"] == ImmutableMatrix(np.array(ASYM_X) @ np.array(ASYM_WQ[0]) @ np.array(ASYM_WK[0]).T @
+                                       np.array(ASYM_X).T)  # exact integers
+    np.testing.assert_allclose(E.numeric(), ref["Output"], rtol=0, atol=1e-12)

@@ -29,7 +29,8 @@ class TestSeed000:
             assert self.E[name] == eye(2)
 
     def test_scaling(self):
-        assert round(float(sqrt(2)), 3) == 1.414
+        scaled = self.E.model.steps["S'_1"].expr  # the model divides by sqrt(d_k) = sqrt(2) ~ 1.414
+        assert scaled.d == 2 and scaled.factor == 1 / sqrt(2) and round(float(1 / scaled.factor), 3) == 1.414
         assert self.E["S'_1"] == ImmutableMatrix([[sqrt(2) / 2, 0], [0, sqrt(2) / 2]])
         assert rounded(self.E["S'_1"], 3) == [[0.707, 0.0], [0.0, 0.707]]
 
@@ -91,7 +92,10 @@ class TestSeed001:
 
     def test_dimensions_in_the_seed(self):
         big = MultiHeadAttention(d_model=512, h=8)
-        assert big.dims.d_k == 64 and 8 * 64 == 512
+        assert big.dims.d_k == 64 and big.dims.d_v == 64  # 512 / 8
+        assert big.W("Q", 1).shape == (512, 64) and big.steps["head_8"].expr.shape == (big.dims.n, 64)
+        assert big.steps["Concat"].expr.shape == (big.dims.n, 512)  # 8 heads of width 64 fill d_model
+        assert big.steps["S'_1"].expr.d == 64  # scores scaled by sqrt(64) = 8
 
 
 def test_registry():

@@ -9,7 +9,7 @@ import flint
 import mpmath
 import numpy as np
 import pytest
-from sympy import ImmutableMatrix, Matrix, Min, Rational, Symbol, exp, log
+from sympy import ImmutableMatrix, Matrix, Min, Rational, Symbol, exp, log, sqrt
 
 from mha_symbolic import InputError, MultiHeadAttention
 from mha_symbolic.cli import main
@@ -31,6 +31,15 @@ from mha_symbolic.rank import (
 )
 
 n, d_model, h, d_k, d_v = (dimension_symbol(s) for s in ("n", "d_model", "h", "d_k", "d_v"))
+
+
+def parse_ball(text: str) -> flint.arb:
+    """A determinant ball from its printed form: ``[m +/- r]``, ``[+/- r]`` or an exact ``m``."""
+    text = text.strip()
+    if "+/-" not in text:
+        return flint.arb(text)
+    mid, rad = text.strip("[]").split("+/-")
+    return flint.arb(mid.strip() or "0", rad.strip())
 
 
 def independent_det(M: Matrix, rows, cols) -> mpmath.mpf:
@@ -103,6 +112,27 @@ class TestCertify:
         r, cert = certified_rank(A, 2)
         assert r == 1 and cert is not None and cert.excludes_zero
 
+    def test_singular_minor_reaching_the_ball_stage_is_rejected(self):
+        # sqrt(2)^2 = 2 exactly, but in floating point the 2x2 minor is not exactly singular, so
+        # complete pivoting proposes it and only the determinant ball can refuse it.
+        A = Matrix([[1, sqrt(2)], [sqrt(2), 2]])
+        cert = certify_rank_at_least(A, 2)
+        assert len(cert.rows) == 2 and len(cert.cols) == 2, "the 2x2 minor must reach the ball stage"
+        assert cert.excludes_zero is False
+        assert parse_ball(cert.det).contains(0)
+        r, lower = certified_rank(A, 2)
+        assert r == 1 and lower is not None and lower.size == 1 and lower.excludes_zero
+
+    def test_certified_rank_tries_one_above_the_bound(self):
+        full = Matrix([[1, 2, 0], [0, 1, 3], [5, 0, 1]])  # det 31: rank 3
+        r, cert = certified_rank(full, 2)  # a wrong "bound" of 2 is exposed, not confirmed
+        assert r == 3 and cert is not None and cert.size == 3 and cert.excludes_zero
+        assert parse_ball(cert.det).contains(flint.arb(31))
+        deficient = Matrix([[1, 2, 0], [0, 1, 3], [1, 3, 3]])  # row 3 = row 1 + row 2: rank 2
+        r, cert = certified_rank(deficient, 2)
+        assert r == 2 and cert is not None and cert.size == 2
+        assert certified_rank(full, 3)[0] == 3  # 4 > min(3, 3): nothing above the shape is tried
+
     def test_float_weights_exact_vs_numerical(self):
         W = np.array([[0.1, 0.3], [1.0, 3.0]])  # 3 * 0.1 != 0.3 in binary
         assert exact_rank(exact_dyadic(W)) == 2
@@ -122,6 +152,32 @@ class TestWitnesses:
 
         with pytest.raises(SizeLimitError, match="certified up to n = 128"):
             rank_report(100_000, 4, 2)
+
+    def test_sound_bound_is_tight_for_A_1(self):
+        rows = rank_report(4, 4, 2)
+        a1 = rows[1]
+        assert a1.quantity == "A_1" and a1.bound == 4 and a1.attained == 4 and a1.verdict == "tight"
+
+    def test_unsound_bound_is_reported_as_contradiction(self, monkeypatch):
+        """A rank rule claiming softmax keeps the logits' rank (A_1 <= d_k = 2) is wrong: A_1 has rank 4."""
+        import mha_symbolic.rank.witness as witness
+        from mha_symbolic.rank.bounds import RankBound
+
+        sound = witness.rank_bound
+
+        def unsound(expr, dims=None):
+            b = sound(expr, dims)
+            if b.trace and b.trace[-1].rule == "elementwise":
+                return RankBound(expr, dims.d_k, b.trace)
+            return b
+
+        monkeypatch.setattr(witness, "rank_bound", unsound)
+        rows = rank_report(4, 4, 2)  # no seed can make A_1 tight now: all tries run, the best is kept
+        a1 = rows[1]
+        assert a1.quantity == "A_1" and a1.bound == 2
+        assert a1.attained > a1.bound and a1.detail is not None and a1.detail.excludes_zero
+        assert a1.verdict.startswith("CONTRADICTION"), a1.verdict
+        assert [r.verdict for r in rows if r.quantity != "A_1"] == ["tight"] * 6
 
     def test_certificates_recomputed(self):
         rows = rank_report(4, 4, 2)

@@ -104,3 +104,55 @@ def test_matches_plain_numpy(rows, causal):
 def test_rational_scores_stay_exact():
     A = softmax(Matrix([[0, 0, 0]]))
     assert list(A) == [Rational(1, 3)] * 3
+
+
+def plain_softmax_rows(rows, causal=False):
+    """Softmax along each row in plain Python (math.exp): token i weighs the keys j (j <= i if causal)."""
+    import math
+
+    out = []
+    for i, row in enumerate(rows):
+        keep = [j for j in range(len(row)) if not causal or j <= i]
+        total = sum(math.exp(row[j]) for j in keep)
+        out.append([math.exp(row[j]) / total if j in keep else 0.0 for j in range(len(row))])
+    return out
+
+
+def as_floats(A):
+    return [[float(A[i, j].evalf(30)) for j in range(A.cols)] for i in range(A.rows)]
+
+
+def test_rows_not_columns_on_an_asymmetric_non_square_matrix():
+    rows = [[0, 1, 2], [3, 0, -1]]
+    A = softmax(Matrix(rows))
+    assert A.shape == (2, 3)
+    ref = plain_softmax_rows(rows)
+    got = as_floats(A)
+    for i in range(2):
+        for j in range(3):
+            assert abs(got[i][j] - ref[i][j]) < 1e-15, (i, j, got[i][j], ref[i][j])
+    e = exp(1)
+    assert A[0, 2] == exp(2) / (1 + e + exp(2)) and A[1, 0] == exp(3) / (exp(3) + 1 + exp(-1))
+    assert [simplify(sum(A.row(i))) for i in range(2)] == [1, 1]  # rows sum to exactly 1
+    column_sums = [sum(got[i][j] for i in range(2)) for j in range(3)]
+    assert max(abs(s - 1) for s in column_sums) > 0.5, column_sums  # columns do not (0.29 and 0.68)
+    tall = softmax(Matrix(rows).T)  # 3 x 2: each row of the transpose has its own weights
+    np.testing.assert_allclose(as_floats(tall), plain_softmax_rows([[0, 3], [1, 0], [2, -1]]), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("rows", [[[0, 5, -3], [2, -1, 4], [1, 3, 0]],  # S != S^T
+                                  [[1, -2, 0, 3], [4, 0, 2, -1]],  # wide
+                                  [[2, 0], [-1, 3], [0, 1], [5, -2]]],  # tall: rows 2.. see every key
+                         ids=["square", "wide", "tall"])
+def test_causal_on_asymmetric_scores(rows):
+    A = softmax(Matrix(rows), causal=True)
+    ref = plain_softmax_rows(rows, causal=True)
+    got = as_floats(A)
+    assert A.shape == (len(rows), len(rows[0]))
+    for i in range(len(rows)):
+        for j in range(len(rows[0])):
+            if j > i:
+                assert A[i, j] == 0  # exactly masked
+            assert abs(got[i][j] - ref[i][j]) < 1e-15, (i, j, got[i][j], ref[i][j])
+        assert simplify(sum(A.row(i)) - 1) == 0
+    assert A[1, 0] == exp(rows[1][0]) / (exp(rows[1][0]) + exp(rows[1][1]))

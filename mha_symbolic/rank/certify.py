@@ -183,11 +183,22 @@ def certify_rank_at_least(M: Any, r: int, precisions: tuple[int, ...] = (128, 25
 def certified_rank(M: Any, upper: int) -> tuple[int, MinorCertificate | None]:
     """A certified lower bound on the rank, trying ``upper`` (a proven bound) first.
 
-    If no ``upper x upper`` minor is certified, the floating-point numerical rank proposes
-    a smaller size, which is certified in turn (halving on failure).  Returns the size
-    reached and its certificate (``(0, None)`` if nothing could be certified)."""
+    If an ``upper x upper`` minor is certified, ``upper + 1`` is tried as well (when it
+    fits the shape): a sound bound can never be exceeded, so a certified
+    ``(upper + 1) x (upper + 1)`` minor proves the bound wrong, and that size is returned
+    with its certificate (callers then see attained > bound).  If no ``upper x upper``
+    minor is certified, the floating-point numerical rank proposes a smaller size, which
+    is certified in turn (halving on failure).  Returns the size reached and its
+    certificate (``(0, None)`` if nothing could be certified)."""
     cert = certify_rank_at_least(M, upper) if upper > 0 else None
-    if cert is not None and cert.excludes_zero:
+    if upper == 0 or (cert is not None and cert.excludes_zero):
+        with working_precision(128):
+            A = M(128) if callable(M) else arb_matrix(M)
+            fits = upper + 1 <= min(A.nrows(), A.ncols())
+        if fits:
+            above = certify_rank_at_least(M, upper + 1)
+            if above.excludes_zero:
+                return upper + 1, above
         return upper, cert
     with working_precision(128):
         A = M(128) if callable(M) else arb_matrix(M)

@@ -13,7 +13,9 @@ expression) with the rank of the instance, certified:
   whose determinant ball excludes 0 (the upper bound is the proof, the minor the witness).
 
 A verdict is ``tight`` only when the certified rank equals the bound; otherwise the
-report says how far the certificate reached.  No float SVD decides anything here.
+report says how far the certificate reached.  The certificates also try one size above
+the bound (:func:`~mha_symbolic.rank.certify.certified_rank`), so an unsound bound is
+reported as ``CONTRADICTION``, never as ``tight``.  No float SVD decides anything here.
 
 Examples
 ========
