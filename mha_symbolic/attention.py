@@ -41,7 +41,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from sympy import Basic, Eq, MatAdd, MatrixSymbol, OneMatrix, Symbol, Tuple, sympify
+from sympy import Basic, Eq, Expr, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt, sympify
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
@@ -49,7 +49,7 @@ from ._mapping import StepMapping
 from ._shape import check_same_rows, check_same_shape, checked_matmul
 from ._text import text
 from .concat import Concat, ConcatHeads
-from .dims import Dims
+from .dims import DIMENSION_NAMES, Dims, dimension_symbol
 from .errors import InputError
 from .heads import HeadMatrix, ModelMatrix
 from .latex import LatexReprMixin
@@ -60,6 +60,26 @@ __all__ = ["MultiHeadAttention", "Step", "CONVENTIONS"]
 
 CONVENTIONS = ("projection", "split")
 HEAD_INDEX = Symbol("i", integer=True, positive=True)
+
+
+#: The standard factor on the scores, written in the dimension symbols.
+DEFAULT_SCALE = 1 / sqrt(dimension_symbol("d_k"))
+
+
+def _scale(value: Any) -> Expr:
+    """The model's ``scale``: ``None`` is ``1/sqrt(d_k)``; numbers and SymPy expressions in the
+    dimension symbols are allowed, strings are refused (they are never ``sympify``'d)."""
+    if value is None:
+        return DEFAULT_SCALE
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, Rational, Expr)):
+        raise InputError(f"scale must be a positive number or a SymPy expression of the dimensions, got {value!r}")
+    expr = Rational(value) if isinstance(value, (int, float)) else value
+    names = {dimension_symbol(k) for k in DIMENSION_NAMES}
+    if not expr.free_symbols <= names:
+        raise InputError(f"scale {expr} may use only the dimension symbols {sorted(DIMENSION_NAMES)}")
+    if expr.is_positive is False or expr.is_zero:
+        raise InputError(f"scale must be positive, got {expr}")
+    return expr
 
 
 def _flag(value: Any, name: str = "flag") -> BooleanAtom:
@@ -150,6 +170,12 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     bias : bool
         Add row-vector biases, broadcast over tokens with the all-ones column ``1``:
         ``Q_i = X W_Q^i + 1 b_Q^i`` (likewise ``K``, ``V``) and ``Output = Concat W_O + 1 b_O``.
+    scale : scalar expression, optional
+        The factor applied to the scores, ``S'_i = scale * S_i`` (PyTorch's ``scale`` of
+        ``scaled_dot_product_attention``).  ``None`` (default) is ``1/sqrt(d_k)`` and keeps
+        the step as :class:`~mha_symbolic.scaling.ScaledScores`; ``1`` is unscaled
+        dot-product attention; any positive expression in numbers and the dimension symbols
+        (``1/d_k``) is allowed.  Strings are refused (never ``sympify``'d).
 
     See Also
     ========
@@ -159,8 +185,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
 
     def __new__(cls, n: Any = None, d_model: Any = None, h: Any = None, *args: Any, d_k: Any = None,
                 d_v: Any = None, convention: Any = "projection", causal: Any = False,
-                bias: Any = False) -> MultiHeadAttention:
-        if isinstance(n, Dims):  # canonical form: MultiHeadAttention(dims, convention, causal, bias)
+                bias: Any = False, scale: Any = None) -> MultiHeadAttention:
+        if isinstance(n, Dims):  # canonical form: MultiHeadAttention(dims, convention, causal, bias, scale)
             dims = n
             if d_model is not None:
                 convention = d_model
@@ -168,6 +194,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
                 causal = h
             if args:
                 bias = args[0]
+            if len(args) > 1:
+                scale = args[1]
         else:
             if args:
                 raise InputError("MultiHeadAttention takes n, d_model, h positionally; give d_k, d_v by keyword")
@@ -177,16 +205,40 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             raise InputError(f"convention must be one of {CONVENTIONS}, got {conv!r}")
         if conv == "split" and dims.d_model.is_Integer and dims.h.is_Integer and dims.d_model % dims.h:
             raise InputError(f"split convention: h={dims.h} does not divide d_model={dims.d_model}")
-        return Basic.__new__(cls, dims, Str(conv), _flag(causal, "causal"), _flag(bias, "bias"))
+        return Basic.__new__(cls, dims, Str(conv), _flag(causal, "causal"), _flag(bias, "bias"), _scale(scale))
 
     dims = property(lambda self: self.args[0], doc="the :class:`Dims`")
     convention = property(lambda self: self.args[1].name, doc='``"projection"`` or ``"split"``')
     causal = property(lambda self: bool(self.args[2]), doc="masked softmax?")
     bias = property(lambda self: bool(self.args[3]), doc="biases b_Q^i, b_K^i, b_V^i, b_O (PyTorch's x W^T + b)?")
 
+    @property
+    def scale(self) -> Any:
+        """The factor on the scores, in this model's dimensions (``1/sqrt(d_k)`` by default)."""
+        subs = {dimension_symbol(k): v for k, v in self.dims.as_dict().items()}
+        return self.args[4].xreplace(subs)
+
+    @property
+    def default_scale(self) -> bool:
+        """Is the scale the standard ``1/sqrt(d_k)``?"""
+        return self.args[4] == DEFAULT_SCALE
+
     def bind(self, **values: Any) -> MultiHeadAttention:
         """The same model with some dimensions made concrete (see :meth:`Dims.bind`)."""
         return self.func(self.dims.bind(**values), *self.args[1:])
+
+    def replace_options(self, **options: Any) -> MultiHeadAttention:
+        """The same dimensions with other options (``convention``, ``causal``, ``bias``, ``scale``).
+
+        >>> MultiHeadAttention(2, 4, 2).replace_options(scale=1).steps["S'_1"].definition
+        S_1
+        """
+        current = {"convention": self.convention, "causal": self.causal, "bias": self.bias, "scale": self.args[4]}
+        unknown = set(options) - set(current)
+        if unknown:
+            raise InputError(f"unknown model option(s) {sorted(unknown)}; options are {sorted(current)}")
+        current.update(options)
+        return type(self)(self.dims, current["convention"], current["causal"], current["bias"], current["scale"])
 
     @property
     def head_indices(self) -> list[Any]:
@@ -277,7 +329,11 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             k = product(sym("K", D.n, D.d_k), x_i, self.W("K", i), bias=b("K", i))
             v = product(sym("V", D.n, D.d_v), x_i, self.W("V", i), bias=b("V", i))
             s = product(sym("S", D.n, D.n), q, k.T)
-            s_scaled = add(sym("S'", D.n, D.n), ScaledScores(s, D.d_k))
+            if self.default_scale:
+                scaled: Any = ScaledScores(s, D.d_k)
+            else:
+                scaled = MatMul(self.scale, s) if self.scale != 1 else s
+            s_scaled = add(sym("S'", D.n, D.n), scaled)
             a = add(sym("A", D.n, D.n), Softmax(s_scaled, self.causal))
             heads.append(product(sym("head", D.n, D.d_v), a, v))
 
@@ -318,6 +374,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     def _sympystr(self, printer: Any) -> str:
         D = self.dims
         extra = (", causal=True" if self.causal else "") + (", bias=True" if self.bias else "")
+        if not self.default_scale:
+            extra += f", scale={printer._print(self.args[4])}"
         return (f"MultiHeadAttention(n={printer._print(D.n)}, d_model={printer._print(D.d_model)}, "
                 f"h={printer._print(D.h)}, d_k={printer._print(D.d_k)}, d_v={printer._print(D.d_v)}, "
                 f"convention={self.convention!r}{extra})")

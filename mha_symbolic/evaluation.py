@@ -129,7 +129,7 @@ def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMat
     if lists and not D.h.is_Integer:
         found["h"] = len(lists[0])
     for name, key in (("d_k", "W_Q"), ("d_k", "W_K"), ("d_v", "W_V")):
-        mats = heads[key]
+        mats = [m for m in heads[key] or [] if m is not None]
         if mats and not getattr(D, name).is_Integer and getattr(D, name) not in tied and name not in found:
             found[name] = mats[0].cols
     return found
@@ -137,7 +137,8 @@ def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMat
 
 def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
              W_O: Any = None, *, b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None,
-             exact: bool = True, max_terms: int | None = None) -> Evaluation:
+             exact: bool = True, max_terms: int | None = None, given_steps: dict[str, Any] | None = None
+             ) -> Evaluation:
     """Evaluate every step of ``model`` exactly; see the module docstring.
 
     Parameters
@@ -149,6 +150,8 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     b_Q, b_K, b_V, b_O : biases of a model built with ``bias=True`` (per-head vectors; one vector)
     exact : convert floats to the rationals they denote (default) or keep ``Float``
     max_terms : size limit (see :func:`estimate_terms`); ``None`` means the default
+    given_steps : ``{step name: matrix}`` -- values taken as given (e.g. a document's assumed
+        head output) instead of computed; later steps are computed from them
     """
     h = int(model.dims.h) if model.dims.h.is_Integer else None
     Xm = to_matrix(X, "X", exact=exact, vector_as_row=True) if X is not None else None
@@ -181,7 +184,8 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
                          f"{shape_text((D.n, D.d_model))}")
 
     inputs = concrete.inputs
-    symbolic = any(v is None for v in (Xm, Wo, *heads.values())) or (model.bias and len(biases) < 4)
+    symbolic = (any(v is None for v in (Xm, Wo, *heads.values())) or (model.bias and len(biases) < 4)
+                or any(m is None for v in heads.values() if v for m in v))
     limit = DEFAULT_MAX_TERMS if max_terms is None else max_terms
     size = estimate_terms(D, symbolic_entries=symbolic)
     if size > limit:
@@ -195,16 +199,24 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     for key in ("W_Q", "W_K", "W_V"):
         given = heads[key]
         for k, sym in enumerate(inputs[key]):
-            values[sym] = given[k] if given is not None else sym.as_explicit()
+            values[sym] = given[k] if given is not None and given[k] is not None else sym.as_explicit()
     if model.bias:
         for key in ("b_Q", "b_K", "b_V"):
             for k, sym in enumerate(inputs[key]):
                 values[sym] = biases[key][k] if key in biases else sym.as_explicit()
         values[inputs["b_O"]] = biases.get("b_O", inputs["b_O"].as_explicit())
 
+    overrides = {name: to_matrix(v, name, exact=exact) for name, v in (given_steps or {}).items()}
+    unknown = set(overrides) - set(concrete.steps)
+    if unknown:
+        raise InputError(f"given_steps names no step of the model: {sorted(unknown)}; steps are "
+                         f"{list(concrete.steps)}")
     results: dict[str, ImmutableMatrix] = {}
     for step in concrete.steps.values():
-        value = _explicit(step.definition, values, step.text)
+        if step.name in overrides:
+            value = overrides[step.name]
+        else:
+            value = _explicit(step.definition, values, step.text)
         check_result(step.text, value.shape, step.shape)
         values[step.symbol] = results[step.name] = value
     used = {key: [values[s] for s in sym] if isinstance(sym, list) else values[sym] for key, sym in inputs.items()}

@@ -39,7 +39,7 @@ from .softmax import Softmax
 if TYPE_CHECKING:
     from .attention import MultiHeadAttention
 
-__all__ = ["Attention", "MultiHead", "Equation", "standard_formulas"]
+__all__ = ["Attention", "MultiHead", "Equation", "standard_formulas", "attention_rhs"]
 
 
 class Equation(LatexReprMixin, Basic):
@@ -100,6 +100,29 @@ class MultiHead(LatexReprMixin, MatrixExpr):
         return "MultiHead(%s)" % ", ".join(printer._print(a) for a in self.args)
 
 
+def attention_rhs(model: MultiHeadAttention, Q: Any, K: Any, V: Any) -> Any:
+    """The model's own head, from its steps ``head = A V``, ``A = softmax(S')``, ``S' = scale S``,
+    ``S = Q K^T``, written with the given ``Q``, ``K``, ``V`` in place of the head's ``Q_i, K_i, V_i``.
+
+    >>> from sympy import MatrixSymbol
+    >>> from mha_symbolic import MultiHeadAttention
+    >>> Q, K, V = (MatrixSymbol(c, 3, 4) for c in "QKV")
+    >>> attention_rhs(MultiHeadAttention(3, 4, 2), Q, K, V)
+    softmax(Q*K.T / sqrt(2))*V
+    >>> attention_rhs(MultiHeadAttention(3, 4, 2, scale=1), Q, K, V)
+    softmax(Q*K.T)*V
+    """
+    index = model.head_indices[0]
+    steps = {s.name: s for s in model.steps.values()}
+    name = (lambda base: f"{base}_{index}") if model.dims.h.is_Integer else (lambda base: f"{base}_i")
+    inner = {steps[name(b)].symbol: steps[name(b)].definition for b in ("S", "S'", "A")}
+    rhs = steps[name("head")].definition
+    for _ in range(len(inner)):
+        rhs = rhs.xreplace(inner)
+    qkv = {steps[name(b)].symbol: m for b, m in zip("QKV", (Q, K, V), strict=True)}
+    return rhs.xreplace(qkv)
+
+
 def standard_formulas(model: MultiHeadAttention) -> list[Equation]:
     """The formulas a tutorial writes, for ``model``'s dimensions and head index.
 
@@ -113,8 +136,7 @@ def standard_formulas(model: MultiHeadAttention) -> list[Equation]:
 
     index = model.head_indices[0]  # i, or 1 for an integer h
     formulas = [Equation(r.lhs, r.rhs) for r in D.relations if r.lhs == D.d_k]
-    # MatMul(...) rather than *: the operator would doit() and dissolve ScaledScores
-    formulas.append(Equation(Attention(Q, K, V, D.d_k), MatMul(Softmax(ScaledScores(MatMul(Q, K.T), D.d_k)), V)))
+    formulas.append(Equation(Attention(Q, K, V, D.d_k), attention_rhs(model, Q, K, V)))
     head = HeadMatrix("head", D.n, D.d_v, HEAD_INDEX, "sub")
     if model.convention == "split":  # head i reads its own column block X_i of X, for Q, K and V alike
         Qi = Ki = Vi = model.steps[f"X_head{index}" if D.h.is_Integer else "X_head_i"].symbol

@@ -122,7 +122,10 @@ def to_matrix(value: Any, name: str, *, exact: bool = True, vector_as_row: bool 
 
 
 def to_head_list(value: Any, name: str, h: int | None, *, exact: bool = True) -> list[ImmutableMatrix]:
-    """Per-head matrices from a list of matrices or a stacked ``[h, rows, cols]`` array."""
+    """Per-head matrices from a list of matrices or a stacked ``[h, rows, cols]`` array.
+
+    An entry ``None`` in a list leaves that head's matrix unknown (symbolic entries).
+    """
     if isinstance(value, (MatrixBase, np.ndarray)) and getattr(value, "ndim", 2) == 2:
         if h == 1:
             return [to_matrix(value, f"{name}[1]", exact=exact)]
@@ -146,7 +149,10 @@ def to_head_list(value: Any, name: str, h: int | None, *, exact: bool = True) ->
         raise InputError(f"{name} must be a list of per-head matrices, got {type(value).__name__}")
     if h is not None and len(items) != h:
         raise InputError(f"{name}: expected h={h} per-head matrices, got {len(items)}")
-    return [to_matrix(m, f"{name}[{k}]", exact=exact) for k, m in enumerate(items, start=1)]
+    if all(m is None for m in items):
+        raise InputError(f"{name}: every per-head matrix is None; leave {name} out instead")
+    return [None if m is None else to_matrix(m, f"{name}[{k}]", exact=exact)  # type: ignore[misc]
+            for k, m in enumerate(items, start=1)]
 
 
 def to_head_vectors(value: Any, name: str, h: int | None, *, exact: bool = True) -> list[ImmutableMatrix]:

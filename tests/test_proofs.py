@@ -78,20 +78,33 @@ def test_causal_counterexample_is_exact():
 
 
 def test_counts():
-    c = parameter_and_flop_counts()
+    c = parameter_and_flop_counts(MultiHeadAttention(bias=True))
     assert c.verified
     assert c.result["parameters"] == 4 * d_model**2 and c.result["biases"] == 4 * d_model
     assert h not in c.result["matmul_flops"].free_symbols
-    assert simplify(c.result["elementwise_flops"] - 4 * h * n**2) == 0
-    assert c.result["stages"]["scores Q_i K_i^T"] == 2 * d_model * n**2
+    assert c.result["matmul_flops"] == 8 * n * d_model**2 + 4 * n**2 * d_model
+    # per head: scaling n^2, softmax 3 n^2 - n (exp and divide per entry, n - 1 additions per row);
+    # bias additions: n d_k for each of Q, K, V per head, and n d_model for the output
+    assert simplify(c.result["elementwise_flops"] - (4 * h * n**2 - h * n + 4 * n * d_model)) == 0
+    assert c.result["stages"]["S_i"] == 2 * d_model * n**2
+    assert c.result["depends_on_h"] == {"parameters": False, "matmul_flops": False, "elementwise_flops": True}
 
 
-def test_counts_match_a_concrete_model():
-    """Parameters of an actual model: count the entries of its weights."""
-    M = MultiHeadAttention(4, 8, 2)
-    entries = sum(int(w.shape[0] * w.shape[1]) for key in ("W_Q", "W_K", "W_V") for w in M.inputs[key])
-    entries += int(M.W_O.shape[0] * M.W_O.shape[1])
-    assert entries == 4 * 8**2
+def test_counts_follow_the_steps():
+    """Counted from the model's definitions, so other mathematics gives other counts."""
+    from mha_symbolic.proofs.counts import parameter_count, step_flops
+
+    M = MultiHeadAttention(4, 6, 2)  # d_k = 3
+    flops = step_flops(M)
+    assert flops["Q_1"] == 2 * 4 * 6 * 3 and flops["S_1"] == 2 * 4 * 4 * 3 and flops["head_2"] == 2 * 4 * 4 * 3
+    assert flops["S'_1"] == 16 and flops["A_1"] == 2 * 16 + (16 - 4) and flops["Concat"] == 0
+    assert flops["Output"] == 2 * 4 * 6 * 6
+    assert step_flops(M.replace_options(scale=1))["S'_1"] == 0  # no scaling, no work
+    causal = step_flops(M.replace_options(causal=True))["A_1"]
+    assert causal == 2 * 10 + (10 - 4)  # row i keeps i + 1 of the 4 entries: 10 in all
+    assert parameter_count(MultiHeadAttention(4, 6, 2, d_k=5)) == 3 * 2 * (6 * 5) + (2 * 5) * 6  # W_Q,K,V; W_O
+    wide = parameter_and_flop_counts(MultiHeadAttention(d_k=d_model))  # heads as wide as the model
+    assert wide.result["depends_on_h"]["parameters"] and wide.result["depends_on_h"]["matmul_flops"]
 
 
 def test_two_heads_not_one():

@@ -10,14 +10,16 @@ from sympy import latex
 from ..latex import escape_text
 
 
-def integer_instance(n: int, h: int, d_k: int = 2, seed: int = 0) -> dict[str, Any]:
-    """A deterministic small-integer instance (entries in -2..2) for exact checks through the engine."""
+def integer_instance(n: int, h: int, d_k: int = 2, seed: int = 0, split: bool = False) -> dict[str, Any]:
+    """A deterministic small-integer instance (entries in -2..2) for exact checks through the engine
+    (per-head weights ``d_k x d_k`` for the split convention, ``d_model x d_k`` otherwise)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     d_model = h * d_k
+    rows = d_k if split else d_model
     return {"X": rng.integers(-2, 3, (n, d_model)),
-            **{k: rng.integers(-2, 3, (h, d_model, d_k)) for k in ("W_Q", "W_K", "W_V")},
+            **{k: rng.integers(-2, 3, (h, rows, d_k)) for k in ("W_Q", "W_K", "W_V")},
             "W_O": rng.integers(-2, 3, (d_model, d_model))}
 
 

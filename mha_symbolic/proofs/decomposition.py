@@ -42,20 +42,28 @@ def _concat_identity(h: int) -> bool:
     return lhs == rhs
 
 
-def _engine_check(h: int, seed: int = 0) -> bool:
-    """Exact evaluation: Output equals sum_i A_i X W_V^i W_O^(i), entry by entry."""
+def _engine_check(model: MultiHeadAttention, h: int, seed: int = 0) -> bool:
+    """Exact evaluation of ``model``'s mathematics at ``n = 3``, ``d_k = 2``, ``h`` heads: Output equals
+    sum_i head_i W_O^(i) and, in the projection convention, sum_i A_i X W_V^i W_O^(i), entry by entry."""
     n, dk = 3, 2
     dm = h * dk
-    E = MultiHeadAttention(n, dm, h).evaluate(**integer_instance(n, h, dk, seed))
-    total = zeros(n, dm)
+    M = MultiHeadAttention(n, dm, h).replace_options(convention=model.convention, causal=model.causal,
+                                                     scale=model.args[4])
+    E = M.evaluate(**integer_instance(n, h, dk, seed, split=model.convention == "split"))
+    by_heads, by_circuits = zeros(n, dm), zeros(n, dm)
     for i in range(h):
-        W_OV = E.inputs["W_V"][i] * E.inputs["W_O"][i * dk:(i + 1) * dk, :]
-        total += E[f"A_{i + 1}"] * E.inputs["X"] * W_OV
-    return (E.output - total).expand() == zeros(n, dm)
+        W_O_i = E.inputs["W_O"][i * dk:(i + 1) * dk, :]
+        by_heads += E[f"head_{i + 1}"] * W_O_i
+        if model.convention == "projection":
+            by_circuits += E[f"A_{i + 1}"] * E.inputs["X"] * E.inputs["W_V"][i] * W_O_i
+    ok = (E.output - by_heads).expand() == zeros(n, dm)
+    return ok and (model.convention == "split" or (E.output - by_circuits).expand() == zeros(n, dm))
 
 
-def head_decomposition(max_h: int = 8, engine_up_to: int = 3) -> Proof:
-    """The three identities above, verified for ``h = 1..max_h`` (block algebra) and by the engine."""
+def head_decomposition(model: MultiHeadAttention | None = None, max_h: int = 8, engine_up_to: int = 3) -> Proof:
+    """The three identities above, verified for ``h = 1..max_h`` (block algebra) and by the engine
+    evaluating ``model``'s mathematics (its convention, scale and mask) for ``h = 1..engine_up_to``."""
+    model = MultiHeadAttention() if model is None else model
     n, dm, dk, dv = (dimension_symbol(s) for s in ("n", "d_model", "d_k", "d_v"))
     X = MatrixSymbol("X", n, dm)
     WQ, WK = MatrixSymbol("W_Q^i", dm, dk), MatrixSymbol("W_K^i", dm, dk)
@@ -68,7 +76,8 @@ def head_decomposition(max_h: int = 8, engine_up_to: int = 3) -> Proof:
                _concat_identity(h)) for h in range(1, max_h + 1)]
     checks.append(("S_i = (X W_Q^i)(X W_K^i)^T == X (W_Q^i W_K^i^T) X^T, symbolic shapes", bool(circuit_ok)))
     checks.append(("head_i W_O^(i) = A_i (X W_V^i) W_O^(i) == A_i X (W_V^i W_O^(i)), symbolic shapes", bool(ov_ok)))
-    checks += [(f"engine, h = {h}: Output == sum_i A_i X W_OV^i exactly", _engine_check(h))
+    checks += [(f"engine, h = {h}: Output == sum_i head_i W_O^(i) (== sum_i A_i X W_OV^i) exactly",
+                _engine_check(model, h))
                for h in range(1, engine_up_to + 1)]
     steps = (
         ProofStep("Split W_O into h row blocks W_O^(i) of d_v rows", None,

@@ -57,7 +57,7 @@ from ..latex import latex
 from ..scaling import ScaledScores
 from ..softmax import Softmax
 
-__all__ = ["RankBound", "RuleApplication", "rank_bound", "simplify_min"]
+__all__ = ["RankBound", "RuleApplication", "rank_bound", "simplify_min", "provably_le"]
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,24 @@ def _geq(a: Any, b: Any, dims: Dims | None) -> bool:
             if not dims.d_model.is_Integer:
                 forms.append(diff.subs(dims.d_model, dims.h * r.lhs))
     return any(f == 0 or factor(f).is_nonnegative for f in forms)
+
+
+def provably_le(a: Any, b: Any, dims: Dims | None = None) -> bool:
+    """Is ``a <= b`` proven for every value of the dimensions (``Min`` on either side allowed)?
+
+    ``Min(x, y) <= b`` when one argument is; ``a <= Min(x, y)`` when ``a`` is below every argument.
+
+    >>> from mha_symbolic.dims import Dims
+    >>> D = Dims()
+    >>> provably_le(Min(D.d_v, D.n), D.d_k, D), provably_le(D.n, D.d_k, D)
+    (True, False)
+    """
+    a, b = sympify(a), sympify(b)
+    if isinstance(b, Min):
+        return all(provably_le(a, x, dims) for x in b.args)
+    if isinstance(a, Min):
+        return any(provably_le(x, b, dims) for x in a.args)
+    return _geq(b, a, dims)
 
 
 def rank_bound(expr: Any, dims: Dims | None = None) -> RankBound:

@@ -41,7 +41,8 @@ from .bounds import rank_bound
 from .certify import MinorCertificate, certify_rank_at_least
 from .witness import exact_product, witness_inputs
 
-__all__ = ["RankClaim", "softmax_rank_counterexample", "multihead_rank_comparison", "low_rank_bottleneck"]
+__all__ = ["RankClaim", "softmax_rank_counterexample", "multihead_rank_comparison", "low_rank_bottleneck",
+           "bottleneck_theorem"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class RankClaim:
     instance: dict[str, Any] = field(default_factory=dict)
     certificate: MinorCertificate | None = None
     kind: str = "certified counterexample"
+    scope: str = ""
 
     def __bool__(self) -> bool:  # a claim object is truthy when the claim holds
         return self.verdict.startswith("true")
@@ -165,4 +167,58 @@ def low_rank_bottleneck(n: int, d_k: int, P: Any = None, seed: int = 0) -> RankC
         reasoning=("det(log P + c 1^T) = det(log P) (1 + 1^T (log P)^{-1} c) is affine in c, so some row shift",
                    "makes it singular: rank n - 1 = d_k is reachable, and the rank argument refutes nothing here."),
         instance={"P": P, "log P": L}, certificate=cert, kind="no certificate",
+    )
+
+
+def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int = 4) -> RankClaim:
+    """Theorem 1 of Bhojanapalli et al. (2020) for every ``n`` and ``d_k <= n - 2``, from ``model``'s scores.
+
+    1. The model's scaled scores ``S'_i`` have rank <= ``d_k`` (:func:`rank_bound` on its own expression).
+    2. ``softmax(S') = P`` iff ``S' = log P + c 1^T`` (shift invariance, per row).
+    3. ``P = softmax(I_n)`` has ``log P = I - a 1 1^T``, ``a = log(e + n - 1) >= 1``; by the matrix
+       determinant lemma ``det(log P) = 1 - a n <= 1 - n < 0`` for ``n >= 2``: rank ``n``.
+    4. ``rank(log P + c 1^T) >= n - 1 > d_k``: no weights attain ``P``.
+    Steps 3 is also computed exactly for ``n = 2..check_up_to``.  At ``d_k = n - 1`` the argument
+    gives nothing (``det(log P + c 1^T)`` is affine in ``c``): undecided there.
+    """
+    from sympy import E, simplify, symbols
+
+    from ..dims import Dims
+    from ..proofs import softmax_shift_invariance
+    from .bounds import provably_le
+
+    base = MultiHeadAttention() if model is None else model
+    general = MultiHeadAttention(Dims(), base.convention, base.causal, base.bias, base.args[4])
+    step = general.steps["S'_i"]
+    scores = step.expr
+    bound = rank_bound(scores, general.dims).bound
+    low_rank = provably_le(bound, general.dims.d_k, general.dims)
+    shift = softmax_shift_invariance(max_n=3).verified
+    checks = []
+    for n in range(2, check_up_to + 1):
+        a = log(E + n - 1)
+        L = explicit_softmax(eye(n)).applyfunc(lambda x: simplify(log(x)))
+        form = (L - (eye(n) - a * ImmutableMatrix.ones(n, n))).applyfunc(simplify) == zeros(n, n)
+        det_ok = simplify(L.det() - (1 - n * a)) == 0
+        cert = certify_rank_at_least(L, n)
+        checks.append(form and det_ok and cert.excludes_zero)
+    n_sym = symbols("n", integer=True, positive=True)
+    a_sym = log(E + n_sym - 1)
+    reasoning = (
+        f"The model's scaled scores {step.text} have proven rank <= {bound}"
+        + (" <= d_k." if low_rank else ", which is not <= d_k: the argument does not apply."),
+        "softmax(S') = P iff S' = log P + c 1^T for a row shift c (shift invariance"
+        + (", proven)." if shift else ", NOT verified)."),
+        f"P = softmax(I_n): log P = I - a 1 1^T with a = {a_sym} >= 1 (e + n - 1 >= e); matrix determinant "
+        f"lemma: det(log P) = 1 - a n <= 1 - n < 0 for n >= 2, so rank(log P) = n"
+        f" (computed exactly and certified for n = 2..{check_up_to}: {'all hold' if all(checks) else 'FAILED'}).",
+        "rank(log P + c 1^T) >= rank(log P) - 1 = n - 1 > d_k when d_k <= n - 2: no weights attain P.",
+        "At d_k = n - 1 the rank argument refutes nothing (det(log P + c 1^T) is affine in c): undecided there.",
+    )
+    holds = low_rank and shift and all(checks)
+    return RankClaim(
+        statement="d_k < n: some positive row-stochastic P is attained by no weights",
+        verdict="true: proof for symbolic sizes" if holds else "undecided",
+        reasoning=reasoning, instance={"bound": bound}, kind="proof", certificate=None,
+        scope="d_k <= n - 2 (proof for every n); undecided at d_k = n - 1" if holds else "",
     )
