@@ -215,8 +215,9 @@ def cmd_claims(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=1, ensure_ascii=False))
     else:
-        rows = [("id", "source", "kind", "verdict", "why")]
-        rows += [(r.claim.id, r.claim.source, r.claim.kind, r.verdict, _short(r.detail, 70)) for r in results]
+        rows = [("id", "source", "basis", "verdict", "why")]
+        rows += [(r.claim.id, r.claim.source, r.basis, r.verdict + (f" ({r.scope})" if r.scope else ""),
+                  _short(r.detail, 70)) for r in results]
         print(_table(rows))
         counts: dict[str, int] = {}
         for r in results:
@@ -291,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_ranks)
 
-    p = sub.add_parser("claims", help="every mathematical claim of the seed tutorials, settled")
+    p = sub.add_parser("claims", help="every registered claim of tutorials and papers, decided by the engine")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--source", default=None, help="only claims whose source contains this (e.g. 000_ or Vaswani)")
     p.set_defaults(func=cmd_claims)

@@ -39,6 +39,10 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         (_PY, "from mha_symbolic.rank import softmax_rank_counterexample\nc = softmax_rank_counterexample()\n"
               "print(c.verdict, c.certificate.det)"),
         (_PY, "from mha_symbolic.claims import run_claims\nrun_claims(source='002_')"),
+        (_MD, "Verdicts are the engine's answer on the model: with values as wide as the model "
+              "($d_v = d_{model}$) the bound $\\mathrm{rank}(Z) \\le d_k$ no longer holds."),
+        (_PY, "from mha_symbolic.claims import claim\nc = claim('002-rank-single')\n"
+              "c.decide(MultiHeadAttention(d_v=M.dims.d_model, d_k=None)).verdict"),
     ],
     "sqrt_dk_scaling": [
         (_MD, "# Why divide by $\\sqrt{d_k}$\n\nThe variance argument, proven with `sympy.stats`, with "
