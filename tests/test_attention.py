@@ -138,3 +138,15 @@ def test_bias_steps_symbolic():
     assert set(M.inputs) == {"X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"}
     assert M.b("V", 1).shape == (1, d_v)
     assert M.func(*M.args) == M and M != MultiHeadAttention()
+
+
+def test_scaled_scores_doit_deep_and_shallow():
+    from sympy import MatMul, Rational, Transpose
+
+    from mha_symbolic.scaling import ScaledScores
+
+    Q, K = MatrixSymbol("Q", 3, 2), MatrixSymbol("K", 2, 3)
+    scores = Transpose(MatMul(Q, K))
+    # deep (the default) evaluates the scores too: (QK)^T = K^T Q^T; shallow keeps them as written
+    assert ScaledScores(scores, 4).doit() == MatMul(Rational(1, 2), K.T, Q.T)
+    assert ScaledScores(scores, 4).doit(deep=False) == MatMul(Rational(1, 2), scores)

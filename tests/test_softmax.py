@@ -8,6 +8,7 @@ from sympy import (
     Dummy,
     ImmutableMatrix,
     Integer,
+    MatMul,
     Matrix,
     MatrixSymbol,
     Rational,
@@ -61,6 +62,19 @@ def test_causal_mask_exact_zeros_and_rows_sum_to_one():
 def test_causal_symbolic_entry_is_piecewise_zero_above_diagonal():
     S = MatrixSymbol("S", 3, 3)
     assert Softmax(S, causal=True).as_explicit()[0, 2] == 0
+    # on and below the diagonal the sum runs over columns 0..i only (not the whole row)
+    assert Softmax(S, causal=True)[1, 0].doit() == exp(S[1, 0]) / (exp(S[1, 0]) + exp(S[1, 1]))
+    assert Softmax(S, causal=True)[2, 2].doit() == exp(S[2, 2]) / (exp(S[2, 0]) + exp(S[2, 1]) + exp(S[2, 2]))
+    assert Softmax(S)[1, 0].doit() == exp(S[1, 0]) / (exp(S[1, 0]) + exp(S[1, 1]) + exp(S[1, 2]))
+
+
+def test_doit_deep_and_shallow():
+    A = ImmutableMatrix([[1, 2], [0, 1]])
+    B = ImmutableMatrix([[0, 1], [1, 0]])
+    product = MatMul(A, B)
+    assert Softmax(product).doit() == softmax(A * B)
+    shallow = Softmax(product).doit(deep=False)
+    assert isinstance(shallow, Softmax) and shallow.arg == product
 
 
 def test_shift_invariance_exact():
@@ -76,6 +90,7 @@ def test_printing():
     assert latex(Softmax(S)) == r"\mathrm{softmax}\left(S\right)"
     assert latex(Softmax(S, causal=True)) == r"\mathrm{softmax}_{\mathrm{causal}}\left(S\right)"
     assert str(Softmax(S)) == "softmax(S)"
+    assert str(Softmax(S, causal=True)) == "causal_softmax(S)"
 
 
 def test_func_args():

@@ -160,8 +160,7 @@ def certify_rank_at_least(M: Any, r: int, precisions: tuple[int, ...] = (128, 25
     ``M`` is a SymPy matrix (exact entries) or a function ``prec -> arb_mat`` giving the
     matrix as balls at a precision.  The returned certificate says whether it succeeded.
     """
-    last: MinorCertificate | None = None
-    for prec in precisions:
+    for k, prec in enumerate(precisions):
         with working_precision(prec):
             A = M(prec) if callable(M) else arb_matrix(M)
             if r == 0:
@@ -173,11 +172,10 @@ def certify_rank_at_least(M: Any, r: int, precisions: tuple[int, ...] = (128, 25
                 return MinorCertificate(r, rows, cols, "0", prec, False)
             minor = flint.arb_mat(r, r, [A[i, j] for i in rows for j in cols])
             det = minor.det()
-            last = MinorCertificate(r, rows, cols, det.str(10, radius=True), prec, not det.contains(0))
-            if last.excludes_zero:
-                return last
-    assert last is not None
-    return last
+            cert = MinorCertificate(r, rows, cols, det.str(10, radius=True), prec, not det.contains(0))
+            if cert.excludes_zero or k == len(precisions) - 1:
+                return cert
+    raise InputError("certify_rank_at_least needs at least one precision (bits) to try")
 
 
 def certified_rank(M: Any, upper: int) -> tuple[int, MinorCertificate | None]:
