@@ -263,6 +263,8 @@ def _join(pieces: list[str], placeholders: set[str]) -> str:
     """Re-assemble tokens: spaces only where needed (after commands, around placeholders)."""
     out = ""
     for p in pieces:
+        if p.startswith("(") and any(out.rstrip().endswith(h) for h in placeholders):
+            out += r" \cdot "  # a held matrix followed by "(" is a product, never a function call
         if out and (p in placeholders or re.search(r"\\[A-Za-z]+$", out) and p[0].isalnum()
                     or any(out.endswith(h) for h in placeholders)):
             out += " "

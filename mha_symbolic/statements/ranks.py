@@ -182,15 +182,24 @@ def _certify(m: MultiHeadAttention, subject: Any, r: int) -> Any:
             E = m.evaluate(**generic_instance(m, seed))
         except SizeLimitError:
             return None
-        if callable(subject):
-            raise InputError("a rank statement about a custom expression is decided by its proof only")
-        value = ImmutableMatrix(E[step_name(m, subject)])
+        value = _instance_value(m, E, subject(m)) if callable(subject) else ImmutableMatrix(E[step_name(m, subject)])
         if r > min(value.shape):
             return None
         cert = certify_rank_at_least(value, r)
         if cert.excludes_zero:
             return cert
     return None
+
+
+def _instance_value(m: MultiHeadAttention, E: Any, expr: Any) -> ImmutableMatrix:
+    """``expr`` (in the model's inputs and steps) on the instance evaluated in ``E``, exactly."""
+    repl: dict[Any, Any] = {m.X: ImmutableMatrix(E.inputs["X"]), m.W_O: ImmutableMatrix(E.inputs["W_O"])}
+    for key in ("W_Q", "W_K", "W_V"):
+        for sym, val in zip(m.inputs[key], E.inputs[key], strict=True):
+            repl[sym] = ImmutableMatrix(val)
+    for name, step in m.steps.items():
+        repl[step.symbol] = E[name]
+    return ImmutableMatrix(expr.xreplace(repl).doit())
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The document checker (see mha_symbolic.check.pipeline)."""

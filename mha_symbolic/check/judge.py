@@ -1,0 +1,277 @@
+r"""One verdict per relation chain, from the engine: values, sizes, shapes, ranks, formulas.
+
+Explanation
+===========
+
+:func:`judge` reads every side of a chain (:class:`mha_symbolic.check.read.Chain`) through the document
+model and decides by kind:
+
+* **setting** -- every side is a size (``d_k = d_{model}/h = 6/3 = 2``): the first equality naming an
+  unknown size binds it (``given``); every other side is computed from the known sizes and compared,
+  whatever the operator (``=``, ``\ne``, ``\le`` ...); a range on an unknown size is a constraint (``given``).
+* **number** -- a side is numbers (a matrix or a scalar): an input (``X``, ``W_Q^1``) it binds (``given``) or,
+  when already known, compares; any other expression is evaluated exactly by the model
+  (:meth:`MultiHeadAttention.evaluate` with the document's givens) and compared at the stated
+  precision; an expression whose inputs the document never gives is ``assumed``.
+* **shape** -- ``E \in \mathbb{R}^{a \times b}``: the shape the model derives for ``E`` against the stated one.
+* **rank** -- ``\mathrm{rank}(E) \le R`` and the other operators:
+  :class:`mha_symbolic.statements.RankStatement` (proof or certified counterexample).
+* **formula** -- two matrix expressions: both expanded to the model's inputs and compared as SymPy
+  expressions; a definition that differs from the model's is ``wrong`` with the model's form.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import (
+    Expr,
+    ImmutableMatrix,
+    MatrixBase,
+    MatrixExpr,
+    MatrixSymbol,
+    Number,
+    Rational,
+    Symbol,
+    simplify,
+    sympify,
+)
+
+from ..errors import MHASymbolicError, ParseError, ShapeError
+from ..statements._base import agrees, shown
+from .model import DocumentModel, dim_name
+
+__all__ = ["judge", "Verdict3"]
+
+_OPS = {"eq": "=", "approx": "≈", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "ne": "≠", "def": ":="}
+Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
+
+
+def _places(tex: str) -> int | None:
+    found = [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)]
+    return max(found) if found else None
+
+
+def _literal(e: Any) -> ImmutableMatrix | None:
+    """Numbers as an exact matrix (decimals as written), or None."""
+    if isinstance(e, MatrixBase):
+        if all(sympify(x).is_number for x in e):
+            return ImmutableMatrix(e.rows, e.cols, [_exact(x) for x in e])
+        return None
+    e = sympify(e)
+    if isinstance(e, Expr) and e.is_number and not isinstance(e, MatrixExpr):
+        return ImmutableMatrix([[_exact(e)]])
+    return None
+
+
+def _exact(x: Any) -> Any:
+    x = sympify(x)
+    return Rational(str(x)) if x.is_Float else x
+
+
+def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
+    d = doc.known_dims()
+    D = doc.model().dims
+    if "d_k" not in d and isinstance(D.d_k, int):
+        d["d_k"] = D.d_k
+    if "d_v" not in d and isinstance(D.d_v, int):
+        d["d_v"] = D.d_v
+    out = {}
+    for s in getattr(e, "free_symbols", set()):
+        if isinstance(s, Symbol):
+            name = dim_name(s.name)
+            if name in d:
+                out[s] = d[name]
+    return out
+
+
+def _scalar_free(e: Any) -> bool:
+    """No matrices in ``e``: a number or an expression in sizes."""
+    return not isinstance(e, (MatrixBase, MatrixExpr)) and not any(
+        isinstance(a, (MatrixSymbol, MatrixExpr)) for a in getattr(e, "atoms", lambda *a: set())())
+
+
+def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -> tuple[str, Verdict3] | None:
+    """(kind, verdict) for one chain, or None when it states nothing checkable (a lone name)."""
+    if not ops or all(op in ("to", "colon") for op in ops):
+        return None
+    if any(re.search(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b", s) for s in sides_tex):
+        return "rank", _rank(doc, sides_tex, ops, text)
+    if any(re.search(r"\\mathbb\{R\}|ℝ", s) for s in sides_tex):
+        return "shape", _shape(doc, sides_tex, ops)
+    try:
+        sides = [doc.read(s) for s in sides_tex]
+    except (ParseError, MHASymbolicError, ValueError, TypeError) as e:
+        return "formula", ("unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, "")
+    if all(_scalar_free(s) and not isinstance(s, MatrixBase) for s in sides):
+        return "setting", _setting(doc, sides, sides_tex, ops)
+    if any(_literal(s) is not None for s in sides):
+        return "number", _number(doc, sides, sides_tex, ops)
+    return "formula", _formula(doc, sides, sides_tex, ops)
+
+
+# ----- sizes ------------------------------------------------------------------------------------------
+def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
+    values = [simplify(s.subs(_dims_subs(doc, s))) if hasattr(s, "subs") else sympify(s) for s in sides]
+    unknown = [i for i, v in enumerate(values) if not v.is_number]
+    numeric = [i for i, v in enumerate(values) if v.is_number]
+    bound = []
+    if unknown and numeric and all(op == "eq" for op in ops):
+        for i in unknown:
+            name = dim_name(str(sides[i])) if isinstance(sides[i], Symbol) else None
+            value = values[numeric[-1]]
+            if name is not None and value.is_Integer:
+                doc.bind_dim(name, int(value))
+                bound.append(name)
+                values[i] = value
+    if any(not v.is_number for v in values):
+        if not all(op == "eq" for op in ops):
+            return "given", "a constraint on sizes the document has not fixed", None, ""
+        free = sorted({str(s) for v in values for s in v.free_symbols})
+        return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
+    return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2)
+
+
+def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str, given_if: Any = False
+                   ) -> Verdict3:
+    for k, op in enumerate(ops):
+        a, b = values[k], values[k + 1]
+        places = _places(tex[k] + tex[k + 1])
+        holds = _holds(a, b, op, places)
+        if holds is False:
+            return ("wrong", f"{tex[k]} = {shown(a, places)} and {tex[k + 1]} = {shown(b, places)}: "
+                    f"'{_OPS.get(op, op)}' does not hold", shown(a, places), basis)
+    if given_if:
+        return "given", "sets " + " = ".join(tex), None, ""
+    return "correct", " ".join(f"{t} = {shown(v)};" for t, v in zip(tex, values, strict=True))[:200], None, basis
+
+
+def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
+    if op in ("eq", "approx", "def"):
+        A, B = _literal(a), _literal(b)
+        if A is None or B is None:
+            return bool(simplify(a - b) == 0)
+        return A.shape == B.shape and all(agrees(x, y, places) for x, y in zip(A, B, strict=True))
+    if op == "ne":
+        return not _holds(a, b, "eq", places)
+    cmp = {"lt": lambda x, y: x < y, "le": lambda x, y: x <= y, "gt": lambda x, y: x > y,
+           "ge": lambda x, y: x >= y}.get(op)
+    if cmp is None:
+        return None
+    return bool(cmp(sympify(a), sympify(b)))
+
+
+# ----- values -----------------------------------------------------------------------------------------
+def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
+    """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
+    M = doc.model()
+    givens, steps = doc.inputs_and_steps()
+    E = M.evaluate(**givens, given_steps=steps or None)
+    repl: dict[Any, Any] = {}
+    for a in e.atoms(MatrixSymbol):
+        key = str(a)
+        if key == "X":
+            repl[a] = ImmutableMatrix(E.inputs["X"])
+        elif key == "W_O":
+            repl[a] = ImmutableMatrix(E.inputs["W_O"])
+        elif key in M.steps:
+            repl[a] = E[key]
+        elif "^" in key and key.split("^")[0] in E.inputs:
+            heads = E.inputs[key.split("^")[0]]
+            repl[a] = ImmutableMatrix(heads[int(key.split("^")[1]) - 1])
+    value = e.xreplace(repl)
+    value = value.subs(_dims_subs(doc, value)) if hasattr(value, "subs") else value
+    value = value.doit() if hasattr(value, "doit") else value
+    return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
+
+
+def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
+    stated_at = [i for i, s in enumerate(sides) if _literal(s) is not None]
+    k = stated_at[-1]
+    stated = _literal(sides[k])
+    assert stated is not None
+    places = _places(tex[k])
+    if isinstance(sides[k], Number) or stated.shape == (1, 1):
+        stated_shape = None
+    else:
+        stated_shape = stated.shape
+    verdicts: list[Verdict3] = []
+    for i, s in enumerate(sides):
+        if i == k or _literal(s) is not None:
+            continue
+        key = str(s) if isinstance(s, MatrixSymbol) else None
+        is_input = key is not None and (key in ("X", "W_O") or "^" in key)
+        if key is not None and is_input and key not in doc.values:
+            doc.values[key] = stated
+            doc._model = doc._table = None
+            verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
+            continue
+        if _scalar_free(s):
+            value = simplify(s.subs(_dims_subs(doc, s)))
+            if not value.is_number:
+                verdicts.append(("unchecked", f"{tex[i]} depends on sizes the document does not fix", None, ""))
+                continue
+            V = ImmutableMatrix([[value]])
+        else:
+            try:
+                V = _value(doc, s)
+            except ShapeError as e:
+                verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
+                continue
+            missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
+            if missing or any(not sympify(x).is_number for x in V):
+                if key is not None and key in doc.model().steps:
+                    doc.assumed[key] = stated
+                what = ", ".join(missing) or "sizes the document does not fix"
+                verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
+                                 "computed"))
+                continue
+        op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]
+        if V.shape != stated.shape and stated_shape is not None:
+            verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "
+                             f"{stated.cols}", shown(V, places), "computed"))
+            continue
+        if V.shape != stated.shape:
+            verdicts.append(("wrong", f"{tex[i]} is a {V.rows} x {V.cols} matrix, not a number", shown(V, places),
+                             "computed"))
+            continue
+        ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+        if op == "ne":
+            ok = not ok
+        at = "" if places is None else f" at {places} decimals"
+        if ok:
+            verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly; agrees{at}", None,
+                             "computed"))
+        else:
+            bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
+            r, c = divmod(bad, V.cols)
+            verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly; entry ({r + 1}, {c + 1}) "
+                             f"differs{at}", shown(V, places), "computed"))
+    return _worst(verdicts)
+
+
+def _worst(verdicts: list[Verdict3]) -> Verdict3:
+    order = ("wrong", "inconsistent", "assumed", "unchecked", "correct", "given")
+    if not verdicts:
+        return "unchecked", "nothing to compare", None, ""
+    return min(verdicts, key=lambda v: order.index(v[0]))
+
+
+# ----- shapes, ranks, formulas -------------------------------------------------------------------------
+def _shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> Verdict3:
+    from .shapes import judge_shape
+
+    return judge_shape(doc, tex, ops)
+
+
+def _rank(doc: DocumentModel, tex: list[str], ops: list[str], text: str) -> Verdict3:
+    from .ranks import judge_rank
+
+    return judge_rank(doc, tex, ops)
+
+
+def _formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
+    from .formulas import judge_formula
+
+    return judge_formula(doc, sides, tex, ops)

@@ -1,0 +1,184 @@
+r"""The document model: what a document has said so far -- sizes, values, declared shapes, constraints.
+
+Explanation
+===========
+
+Only an equality binds (``h = 2``, ``X = [...]``); an inequality or range is a constraint, checked when
+the values are known.  Names are resolved to the engine's model: the document's spellings of the
+per-head quantities (``W_Q^{(1)}``, ``W^Q_1``, ``\mathbf{W}_1^{(q)}``, ``\mathrm{head_1}``, ``H_0`` in a
+0-based document, ``WQ1``, ``W_q[0]`` in code) are rewritten to the reader's canonical LaTeX and read by
+the one LaTeX reader (:mod:`mha_symbolic.parse`) against the symbols of a
+:class:`~mha_symbolic.attention.MultiHeadAttention` of the document's sizes.
+
+Examples
+========
+
+>>> doc = DocumentModel()
+>>> doc.bind_dim("n", 2); doc.bind_dim("d_model", 4); doc.bind_dim("h", 2)
+>>> doc.model().dims.d_k
+2
+>>> str(doc.read(r"W_Q^{(1)} (W_K^{(1)})^\top"))
+'W_Q^1*W_K^1.T'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from sympy import ImmutableMatrix, MatrixSymbol, Symbol
+
+from ..attention import MultiHeadAttention
+from ..errors import MHASymbolicError, ParseError
+from ..parse import SymbolTable, read_expression
+
+__all__ = ["DocumentModel", "DIMS", "canonical_tex", "dim_name"]
+
+DIMS = ("n", "d_model", "h", "d_k", "d_v")
+_DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
+                "d_model": "d_model", "dmodel": "d_model", "d": "d_model", "D": "d_model", "d_{model}": "d_model",
+                "h": "h", "H": "h", "n_heads": "h", "num_heads": "h", "nheads": "h",
+                "d_k": "d_k", "dk": "d_k", "p_k": "d_k", "p_q": "d_k", "d_q": "d_k", "d_head": "d_k",
+                "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v"}
+_PER_HEAD = r"(?:Q|K|V|S'|S|A|H|Z|\\mathrm\{head\})"
+
+
+def dim_name(name: str) -> str | None:
+    """The dimension a spelling names (``d_{\\text{model}}``, ``p_v``, ``N``, ``n_heads``), or None."""
+    plain = re.sub(r"\\(?:mathrm|text|textrm|operatorname|mathit)\s*\{([^{}]*)\}", r"\1", name)
+    plain = plain.replace("{", "").replace("}", "").replace(" ", "").replace("\\", "")
+    return _DIM_ALIASES.get(plain)
+
+
+def canonical_tex(tex: str, zero_based: bool = False) -> str:
+    r"""A document's LaTeX with the per-head spellings rewritten to the reader's canonical ones.
+
+    >>> canonical_tex(r"Q^{(2)} K^{(2)\top}")
+    'Q_{2} K_{2}^{T}'
+    >>> canonical_tex(r"\mathrm{head_0} = H_0", zero_based=True)
+    '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
+    """
+    t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", tex)
+    t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
+    t = re.sub(r"\\(?:mathrm|text)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}", r"\\mathrm{\1}", t)
+    t = re.sub(r"\\text\{(model)\}", r"\1", t)
+    # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
+    t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
+    t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
+    # W_Q^{(1)} -> W_Q^{1}
+    t = re.sub(r"(W_\{?[QKV]\}?)\^\{\((\w+)\)\}", r"\1^{\2}", t)
+    # Q^{(2)\top} -> Q_{2}^{T};  S'^{(1)} -> S'_{1}
+    t = re.sub(r"(?<![\\A-Za-z])([QKVSAHZ]'?)\^\{\((\w+)\)\s*(\\top|T|\\intercal|\\mathsf\{T\})?\s*\}",
+               lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
+    t = re.sub(r"(?<![\\A-Za-z])H_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)
+    t = re.sub(r"\\left\[\s*(\\mathrm\{head\}.*?)\\right\]", r"\\mathrm{Concat}(\1)", t)
+    if zero_based:
+        t = _shift_heads(t)
+    return t
+
+
+def _shift_heads(t: str) -> str:
+    """Head numbers of a 0-based document, one up (H_0 is the model's head 1)."""
+    def up(m: re.Match[str]) -> str:
+        return m.group(1) + "{" + str(int(m.group(2)) + 1) + "}"
+    t = re.sub(r"((?<![\\A-Za-z^_{])" + _PER_HEAD + r"_)\{?(\d+)\}?", up, t)
+    t = re.sub(r"(W\^\{?[QKV]\}?_)\{?(\d+)\}?", up, t)
+    t = re.sub(r"(W_\{?[QKV]\}?\^)\{?(\d+)\}?", up, t)
+    return re.sub(r"(W_)\{?(\d+)\}?(?=\^)", up, t)
+
+
+@dataclass
+class DocumentModel:
+    """The document's sizes, values (by model key: ``X``, ``W_Q^1``, ``A_2``, ``head_1``, ``Concat``),
+    declared shapes and constraints, with the line each came from."""
+
+    dims: dict[str, int] = field(default_factory=dict)
+    values: dict[str, ImmutableMatrix] = field(default_factory=dict)
+    assumed: dict[str, ImmutableMatrix] = field(default_factory=dict)
+    shapes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    zero_based: bool = False
+    convention: str = "projection"
+    _model: MultiHeadAttention | None = None
+    _table: SymbolTable | None = None
+
+    # ----- sizes --------------------------------------------------------------------------------------
+    def bind_dim(self, name: str, value: int) -> None:
+        self.dims[name] = int(value)
+        self._model = self._table = None
+
+    def known_dims(self) -> dict[str, int]:
+        """The stated sizes plus those read off given matrices (X gives n and d_model)."""
+        d = dict(self.dims)
+        if "X" in self.values:
+            d.setdefault("n", self.values["X"].rows)
+            d.setdefault("d_model", self.values["X"].cols)
+        heads = {k for k in self.values if k.startswith("W_Q^")}
+        if heads and "h" not in d and "d_model" in d:
+            d["h"] = max(int(k.split("^")[1]) for k in heads)
+        for k in heads:
+            d.setdefault("d_k", self.values[k].cols)
+        return d
+
+    def model(self) -> MultiHeadAttention:
+        """The engine's model of the document's sizes (symbolic where a size is unknown)."""
+        if self._model is None:
+            d = self.known_dims()
+            h = d.get("h")
+            d_model = d.get("d_model")
+            if d_model is None and h is not None and d.get("d_k") is not None:
+                d_model = h * d["d_k"]
+            d_k = d.get("d_k") if d_model is None or h is None else None
+            try:
+                self._model = MultiHeadAttention(d.get("n"), d_model, h, d_k=d_k, convention=self.convention)
+            except MHASymbolicError:
+                self._model = MultiHeadAttention(d.get("n"), d_model, h, convention=self.convention)
+        return self._model
+
+    def table(self) -> SymbolTable:
+        if self._table is None:
+            self._table = SymbolTable.for_model(self.model())
+        return self._table
+
+    # ----- reading ------------------------------------------------------------------------------------
+    def read(self, tex: str) -> Any:
+        """A side of a relation as a SymPy expression in the model's symbols (ParseError if unreadable)."""
+        text = canonical_tex(tex, self.zero_based)
+        try:
+            return read_expression(text, self.table(), strict=False)
+        except (ParseError, ValueError, TypeError):
+            if self.table() is _generic_table():
+                raise
+            return read_expression(text, _generic_table(), strict=False)  # formulas in a general head i
+
+    def key(self, obj: Any) -> str | None:
+        """The model key of a symbol (``X``, ``W_Q^1``, ``A_1``, ``Concat``), or None."""
+        if isinstance(obj, MatrixSymbol):
+            name = str(obj.name) if not hasattr(obj, "head") else str(obj)
+            return name
+        if isinstance(obj, Symbol):
+            return str(obj.name)
+        return None
+
+    def inputs_and_steps(self) -> tuple[dict[str, Any], dict[str, ImmutableMatrix]]:
+        """Keyword givens for :meth:`MultiHeadAttention.evaluate` (None for a head not given) and the
+        step values the document stated without inputs."""
+        M = self.model()
+        h = M.dims.h if isinstance(M.dims.h, int) else 1
+        givens: dict[str, Any] = {}
+        if "X" in self.values:
+            givens["X"] = self.values["X"]
+        for w in ("W_Q", "W_K", "W_V"):
+            heads = [self.values.get(f"{w}^{i}") for i in range(1, h + 1)]
+            if any(x is not None for x in heads):
+                givens[w] = heads
+        if "W_O" in self.values:
+            givens["W_O"] = self.values["W_O"]
+        steps = {k: v for k, v in self.assumed.items() if k in M.steps}
+        return givens, steps
+
+
+@lru_cache(maxsize=1)
+def _generic_table() -> SymbolTable:
+    return SymbolTable.for_model(MultiHeadAttention())

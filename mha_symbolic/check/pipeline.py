@@ -1,0 +1,143 @@
+r"""The checker's pipeline: extract -> read -> document model -> judge -> report.
+
+:func:`check_document` walks the pieces of a document in order (:mod:`.extract`), splits each formula
+into relation chains (:mod:`.read`), keeps what the document has said in a :class:`.model.DocumentModel`
+and asks :func:`.judge.judge` for one verdict per chain.  Code assignments of numbers and printed
+outputs bind or compare values like ``NAME = [...]`` would; prose settings bind sizes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import ImmutableMatrix
+
+from ..errors import MHASymbolicError
+from ..parse.encoding import repair_encoding
+from .judge import judge
+from .model import DocumentModel
+from .report import Finding, Report
+
+__all__ = ["check_document"]
+
+_CODE_NAMES = {"x": "X", "wq": "W_Q^{}", "w_q": "W_Q^{}", "wk": "W_K^{}", "w_k": "W_K^{}", "wv": "W_V^{}",
+               "w_v": "W_V^{}", "wo": "W_O", "w_o": "W_O", "q": "Q_{}", "k": "K_{}", "v": "V_{}",
+               "scores": "S_{}", "s": "S_{}", "scaled": "S'_{}", "weights": "A_{}", "attn": "A_{}", "a": "A_{}",
+               "head": "head_{}", "head_output": "head_{}", "concat": "Concat", "out": "Output",
+               "output": "Output"}
+
+
+def _code_key(name: str, zero_based: bool) -> str | None:
+    """``WQ1`` -> ``W_Q^1``, ``weights2`` -> ``A_2``, ``W_q[0]`` -> ``W_Q^1``, ``X`` -> ``X``."""
+    m = re.fullmatch(r"([A-Za-z_]+?)_?(\d*)(?:_output)?(?:\[(\d+)\])?", name.strip())
+    if not m:
+        return None
+    base, digits, sub = m.group(1).lower(), m.group(2), m.group(3)
+    fmt = _CODE_NAMES.get(base.rstrip("_"))
+    if fmt is None:
+        return None
+    if "{}" not in fmt:
+        return fmt
+    index = sub if sub is not None else digits
+    if not index:
+        return None
+    i = int(index) + (1 if (sub is not None or zero_based) else 0)
+    return fmt.format(i)
+
+
+def _matrix(value: Any) -> ImmutableMatrix | None:
+    if isinstance(value, (int, float)):
+        return ImmutableMatrix([[value]])
+    if isinstance(value, list) and value and all(isinstance(x, (int, float)) for x in value):
+        return ImmutableMatrix([value])
+    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+        try:
+            return ImmutableMatrix(value)
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+def check_document(text: str, name: str = "<text>") -> Report:
+    """Check a document (Markdown, plain text or a notebook's JSON) with the pipeline."""
+    from .extract import extract
+    from .read import chains
+
+    repair = repair_encoding(text)
+    pieces = extract(repair.text, name)
+    report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
+    doc = DocumentModel()
+    doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\[0\]",
+                                    repair.text))
+    for p in pieces:
+        def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
+                 basis: str = "", p: Any = p) -> None:
+            report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
+        try:
+            if p.kind == "math":
+                for c in chains(p.text):
+                    got = judge(doc, list(c.sides), list(c.ops), c.text)
+                    if got is not None:
+                        kind, (status, message, expected, basis) = got
+                        emit(p.line + c.row, c.text, status, message, expected, kind, basis)
+            elif p.kind in ("code", "output") and p.name:
+                _code(doc, p, emit)
+            elif p.kind == "prose":
+                _prose(doc, p, emit)
+            elif p.kind == "unclosed":
+                emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+        except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
+                IndexError, KeyError, NotImplementedError) as e:
+            emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
+    report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
+    return report
+
+
+def _code(doc: DocumentModel, p: Any, emit: Any) -> None:
+    from .model import dim_name
+
+    size = dim_name(p.name)
+    if size is not None and isinstance(p.value, int):
+        known = doc.known_dims().get(size)
+        if known is None:
+            doc.bind_dim(size, p.value)
+            emit(p.line, p.text, "given", f"sets {size} = {p.value}", kind="setting")
+        else:
+            emit(p.line, p.text, "correct" if known == p.value else "wrong", f"{size} = {known}",
+                 None if known == p.value else str(known), "setting", "computed")
+        return
+    key = _code_key(p.name, doc.zero_based)
+    M = _matrix(p.value)
+    if key is None or M is None:
+        return
+    tex = {"W_Q": "W_Q^{%s}", "W_K": "W_K^{%s}", "W_V": "W_V^{%s}"}
+    if "^" in key:
+        base, i = key.split("^")
+        side = tex[base] % i
+    elif "_" in key and key not in ("W_O",):
+        base, i = key.rsplit("_", 1)
+        side = {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % i
+    else:
+        side = {"Concat": r"\mathrm{Concat}", "Output": r"\mathrm{Output}"}.get(key, key)
+    from sympy import latex as sympy_latex
+
+    got = judge(doc, [side, sympy_latex(M)], ["eq"], p.text)
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)
+
+
+def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
+    from .read import settings
+
+    for s in settings(p.text):
+        known = doc.known_dims().get(s.name)
+        if known is None:
+            doc.bind_dim(s.name, int(s.value))
+            emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
+        elif known != s.value:
+            emit(p.line, p.text, "wrong", f"{s.name} is {known} earlier in the document", str(known), "setting",
+                 "computed")
+        else:
+            emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")

@@ -1,0 +1,164 @@
+r"""Rank statements of a document, decided by the engine.
+
+``\mathrm{rank}(E) \le R`` (also ``<``, ``=``, ``\ge``, ``>``):
+
+* when the document gives every input ``E`` needs, the rank of that instance is computed: exactly
+  (FLINT) for rational entries, else a certified lower bound (ball-arithmetic minor) and the model's
+  proven upper bound; the claim is compared with it;
+* otherwise the claim is about every input of the document's sizes:
+  :class:`~mha_symbolic.statements.RankStatement` proves it from the model's expression or refutes
+  it with a certified counterexample.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import ImmutableMatrix, MatrixSymbol, Symbol, sympify
+
+from ..errors import MHASymbolicError
+from ..rank import certify_rank_at_least, exact_rank, rank_bound
+from ..statements import RankStatement
+from .model import DocumentModel, dim_name
+
+__all__ = ["judge_rank", "rank_argument"]
+
+_STATUS = {"true": "correct", "false": "wrong", "undecided": "unchecked", "assumed": "assumed",
+           "inconsistent": "inconsistent", "informal": "unchecked"}
+
+
+def rank_argument(tex: str) -> str | None:
+    r"""The text inside ``\mathrm{rank}(...)`` (balanced; ``\left( \right)`` too), if the side is a rank."""
+    m = re.match(r"\s*\\(?:mathrm|operatorname|text)\{rank\}\s*(\\left)?\s*\(", tex) or re.match(
+        r"\s*\\rank\s*(\\left)?\s*\(", tex)
+    if not m:
+        return None
+    depth, start = 0, m.end() - 1
+    for j in range(start, len(tex)):
+        depth += (tex[j] == "(") - (tex[j] == ")")
+        if depth == 0:
+            inner = tex[start + 1:j]
+            rest = tex[j + 1:].strip()
+            return re.sub(r"\\right\s*$", "", inner).strip() if rest in ("", "\\right") or not rest else None
+    return None
+
+
+def _model_expr(doc: DocumentModel, e: Any) -> Any:
+    """``e`` with the model's steps expanded to its inputs."""
+    M = doc.model()
+    repl = {a: M.steps[str(a)].expr for a in e.atoms(MatrixSymbol) if str(a) in M.steps}
+    return e.xreplace(repl)
+
+
+def _in_model(M: Any, e: Any) -> Any:
+    """``e`` (read in the document's model) rebuilt in model ``M`` and expanded to ``M``'s inputs."""
+    from ..statements._base import step_name
+
+    repl: dict[Any, Any] = {}
+    for a in e.atoms(MatrixSymbol):
+        name = str(a)
+        if name in ("X", "W_O"):
+            repl[a] = getattr(M, name)
+        elif "^" in name and name.split("^")[0] in M.inputs:
+            repl[a] = M.inputs[name.split("^")[0]][0]
+        else:
+            repl[a] = M.steps[step_name(M, name)].expr
+    for s in e.free_symbols:
+        if isinstance(s, Symbol) and dim_name(s.name) is not None:
+            repl[s] = getattr(M.dims, dim_name(s.name) or "")
+    return e.xreplace(repl)
+
+
+def _bound(doc: DocumentModel, R: Any) -> Any:
+    D = doc.model().dims
+    names = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v}
+    known = doc.known_dims()
+    repl = {s: sympify(known.get(dim_name(s.name) or "", names.get(dim_name(s.name) or "", s)))
+            for s in sympify(R).free_symbols if isinstance(s, Symbol)}
+    return sympify(R).xreplace(repl)
+
+
+def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str]:
+    if len(ops) < 1:
+        return "unchecked", "no relation", None, ""
+    k = next((i for i, t in enumerate(tex) if rank_argument(t) is not None), None)
+    if k is None:
+        return "unchecked", "the rank's argument is not a single rank(...)", None, ""
+    op = ops[k] if k < len(ops) else ops[k - 1]
+    other = tex[k + 1] if k < len(ops) else tex[k - 1]
+    if k == len(ops):  # R op rank(E): flip
+        op = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}.get(op, op)
+    try:
+        E = doc.read(rank_argument(tex[k]) or "")
+        if rank_argument(other) is not None:
+            return "unchecked", "a rank compared with another rank", None, ""
+        R = _bound(doc, doc.read(other))
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        return "unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, ""
+    instance = _instance(doc, E)
+    if instance is not None and R.is_number:
+        return _decide_instance(doc, E, instance, op, R)
+    if op in ("ge", "gt"):
+        return "unchecked", "a lower bound on the rank for every input is not decided", None, ""
+    if op not in ("le", "lt", "eq"):
+        return "unchecked", f"operator {op} on a rank", None, ""
+    D0 = doc.model().dims
+    sizes = {D0.n: "n", D0.d_model: "d_model", D0.h: "h", D0.d_k: "d_k", D0.d_v: "d_v"}
+
+    def bound(D: Any) -> Any:
+        return R.xreplace({s: getattr(D, name) for s, name in sizes.items() if isinstance(s, Symbol)})
+
+    def subject(M: Any) -> Any:
+        return _in_model(M, E)
+
+    subject.__name__ = rank_argument(tex[k]) or "E"
+    try:
+        verdict = RankStatement(subject, op, bound).decide(doc.model())
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        return "unchecked", f"not decided: {str(e).splitlines()[0][:160]}", None, ""
+    return _STATUS[verdict.verdict], verdict.detail[:300], verdict.expected, verdict.basis
+
+
+def _instance(doc: DocumentModel, E: Any) -> ImmutableMatrix | None:
+    from .judge import _value
+
+    if not doc.values:
+        return None
+    try:
+        V = _value(doc, E)
+    except (MHASymbolicError, ValueError, TypeError):
+        return None
+    if any(not x.is_number for x in V):
+        return None
+    return V
+
+
+def _decide_instance(doc: DocumentModel, E: Any, V: ImmutableMatrix, op: str, R: Any
+                     ) -> tuple[str, str, str | None, str]:
+    if all(x.is_Rational for x in V):
+        lo = hi = exact_rank(V)
+        basis = "computed"
+    else:
+        hi = min(V.shape)
+        try:
+            hi = min(hi, int(rank_bound(_model_expr(doc, E)).bound.subs(doc.model().dims.definitions)))
+        except (MHASymbolicError, ValueError, TypeError, AttributeError):
+            pass
+        lo = 0
+        for r in range(hi, 0, -1):
+            if certify_rank_at_least(V, r).excludes_zero:
+                lo = r
+                break
+        basis = "certified"
+    R = int(R) if sympify(R).is_Integer else R
+    holds = {"le": (hi <= R, lo > R), "lt": (hi < R, lo >= R), "eq": (lo == hi == R, lo > R or hi < R),
+             "ge": (lo >= R, hi < R), "gt": (lo > R, hi <= R), "ne": (lo > R or hi < R, lo == hi == R)}.get(op)
+    if holds is None:
+        return "unchecked", f"operator {op} on a rank", None, ""
+    rank = str(lo) if lo == hi else f"between {lo} and {hi}"
+    if holds[0]:
+        return "correct", f"rank = {rank} on the document's values", None, basis
+    if holds[1]:
+        return "wrong", f"rank = {rank} on the document's values", rank, basis
+    return "unchecked", f"rank {rank}: not decided against {R}", None, ""

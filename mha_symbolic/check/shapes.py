@@ -1,0 +1,86 @@
+r"""Shape statements of a document (``E \in \mathbb{R}^{a \times b}``), decided by the model's shapes.
+
+The left side is read by the document model; its shape is the one the model derives (a product whose
+inner sizes differ is ``inconsistent``, naming the shapes).  A stated size that names a size the document
+has not fixed binds it (``given``); otherwise both are compared as expressions in the sizes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import MatrixBase, Symbol, simplify, sympify
+
+from ..errors import MHASymbolicError, ShapeError
+from .model import DocumentModel, dim_name
+
+__all__ = ["judge_shape", "stated_shape"]
+
+
+def stated_shape(tex: str) -> tuple[str, str] | None:
+    r"""``\mathbb{R}^{a \times b}`` (or ℝ^{a×b}) as the texts ``a`` and ``b``."""
+    m = re.search(r"(?:\\mathbb\{R\}|ℝ)\s*\^\s*\{(.*)\}\s*$", tex.strip()) or re.search(
+        r"(?:\\mathbb\{R\}|ℝ)\s*\^\s*(\w)\s*$", tex.strip())
+    if not m:
+        return None
+    parts = re.split(r"\\times|×|\\cdot\s*(?=\d)|(?<=\d)\s*x\s*(?=\d)", m.group(1))
+    if len(parts) != 2:
+        return None
+    return parts[0].strip(), parts[1].strip()
+
+
+def _size(doc: DocumentModel, e: Any) -> Any:
+    """A size expression with the document's spellings replaced by the model's sizes and known values."""
+    D = doc.model().dims
+    by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v}
+    known = doc.known_dims()
+    repl = {}
+    for s in sympify(e).free_symbols:
+        if isinstance(s, Symbol):
+            name = dim_name(s.name)
+            if name is not None:
+                repl[s] = sympify(known.get(name, by_name[name]))
+    return simplify(sympify(e).xreplace(repl).subs(D.definitions))
+
+
+def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str]:
+    where = next((k for k, op in enumerate(ops) if op == "in"), None)
+    if where is None:
+        return "unchecked", "a set other than R^{a x b}", None, ""
+    shape_tex = stated_shape(tex[where + 1])
+    if shape_tex is None:
+        return "unchecked", f"not a matrix shape: {tex[where + 1]}", None, ""
+    try:
+        subject = doc.read(tex[where])
+        stated = tuple(_size(doc, doc.read(t)) for t in shape_tex)
+        if isinstance(subject, MatrixBase):
+            shape = subject.shape
+        elif hasattr(subject, "shape"):
+            shape = tuple(_size(doc, x) for x in subject.shape)
+        else:
+            return "unchecked", f"{tex[where]} is not a matrix", None, ""
+    except ShapeError as e:
+        return "inconsistent", str(e), None, "proven"
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        return "unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, ""
+    got = f"{shape[0]} x {shape[1]}"
+    said = f"{stated[0]} x {stated[1]}"
+    bound = []
+    for a, b in zip(shape, stated, strict=True):
+        a, b = sympify(a), sympify(b)
+        if a.is_Symbol and b.is_Integer and dim_name(a.name) is not None:
+            doc.bind_dim(dim_name(a.name) or "", int(b))
+            bound.append(f"{a} = {b}")
+            continue
+        if not b.free_symbols and not a.free_symbols:
+            if a != b:
+                return "wrong", f"{tex[where]} is {got}, not {said}", got, "proven"
+            continue
+        if simplify(a - b) != 0:
+            diff = simplify(a - b)
+            why = "" if diff.is_number else f" (they differ unless {a} = {b})"
+            return "wrong", f"{tex[where]} is {got}, not {said}{why}", got, "proven"
+    if bound:
+        return "given", f"{tex[where]} declared {said} (sets {', '.join(bound)})", None, ""
+    return "correct", f"{tex[where]} is {got} by the model's shape rules", None, "proven"
