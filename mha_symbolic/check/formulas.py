@@ -47,10 +47,9 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
     from ..formulas import Attention, attention_rhs
 
     if any(isinstance(s, Attention) for s in sides) and len(sides) == 2:
-        M0 = doc.model() if isinstance(doc.model().dims.h, int) else None
         from ..attention import MultiHeadAttention
 
-        M = M0 or MultiHeadAttention()
+        M = MultiHeadAttention(scale=doc.model().scale) if not doc.model().default_scale else MultiHeadAttention()
         att = next(s for s in sides if isinstance(s, Attention))
         other = next(s for s in sides if s is not att)
         d_k = att.args[3]

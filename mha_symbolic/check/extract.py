@@ -1,0 +1,397 @@
+r"""The first room of the document checker: every checkable piece of a document, with its location.
+
+Explanation
+===========
+
+:func:`extract` reads a Markdown or plain-text tutorial, or a Jupyter notebook, and returns
+:class:`Piece` objects in document order.  Structure comes from parsers, not from patterns:
+markdown-it-py (CommonMark with tables) with the mdit-py-plugins ``dollarmath`` (``$...$``,
+``$$...$$``), ``amsmath`` (bare ``\begin{align*}...\end{align*}``) and ``texmath`` (``\(...\)``,
+``\[...\]``) rules; :mod:`nbformat` for notebooks; :mod:`ast` for code (see
+:mod:`mha_symbolic.check._statements`); printed outputs are read by :mod:`mha_symbolic.check._outputs`.
+
+The kinds of piece:
+
+* ``math`` -- the LaTeX inside its delimiters, stripped; ``display`` for ``$$``, ``\[ \]`` and
+  environments.  A bare environment is one piece holding the whole ``\begin...\end`` text; for a
+  multi-row ``align``/``aligned``/``gather``/``eqnarray`` (bare or inside delimiters), ``rows``
+  also gives ``(line, text)`` of each row, split at its top-level ``\\``.
+* ``code`` -- one top-level statement of a fenced or indented code block or a notebook code cell
+  (``name`` the target as written, ``value`` the numbers of a literal right side), or a labelled
+  row such as ``token 1: [0.2, 0.5]``.
+* ``output`` -- one printed value of a notebook cell (``output=True``; ``line`` counts within the
+  cell's printed text), or of a ``text``/``output`` listing in a Markdown file.
+* ``table`` -- one body row of a Markdown table: the cells joined by ``" | "``; ``name`` the
+  leading label cells, ``value`` the numbers after them, ``columns`` the header cells and
+  ``sentence`` the paragraph or heading just before the table (its caption).
+* ``prose`` -- one line of a paragraph that has content beyond its math (inline math kept).
+* ``heading`` -- a heading's text.
+* ``unclosed`` -- a ``$$`` that opens no complete formula.
+
+``line`` is 1-based, where the piece's own text starts (for a ``$$`` on its own line, the line
+after it); CRLF and lone CR count as one line break and a byte-order mark is ignored.  In a
+notebook, ``cell`` is the 0-based cell index and ``line`` counts within the cell's source.
+``sentence`` is the paragraph (or list item) a math or prose piece sits in, and ``clause`` the
+sentence of it that holds the piece -- the scope of a condition such as "with $h = 1$".
+
+Only a ``.ipynb`` file that is not valid JSON raises (:class:`~mha_symbolic.errors.ParseError`).
+
+Examples
+========
+
+>>> doc = "# Setup\nWe use $h = 2$ heads.\n\n$$\nd_k = \\frac{4}{2}\n$$\n```python\nX = [[1, 0],\n     [0, 1]]\n```"
+>>> for p in extract(doc)[:4]:
+...     print(p.kind, p.line, p.text)
+heading 1 Setup
+prose 2 We use $h = 2$ heads.
+math 2 h = 2
+math 5 d_k = \frac{4}{2}
+>>> code = extract(doc)[-1]
+>>> code.kind, code.line, code.name, code.value
+('code', 8, 'X', [[1, 0], [0, 1]])
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import nbformat
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.amsmath import amsmath_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.texmath.index import RuleDictType, make_block_func, make_inline_func
+from mdit_py_plugins.texmath.index import rules as texmath_rules
+from pylatexenc.latexwalker import LatexEnvironmentNode, LatexMacroNode, LatexWalker
+
+from ..errors import ParseError
+from ._outputs import printed_values, read_printed
+from ._statements import printing_names, statements
+
+__all__ = ["Piece", "extract"]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A checkable piece of a document and where it is (see the module docstring)."""
+
+    kind: str
+    text: str
+    line: int
+    cell: int | None = None
+    output: bool = False
+    display: bool = False
+    name: str | None = None
+    value: Any = field(default=None, hash=False)
+    sentence: str = ""
+    clause: str = ""
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[int, str], ...] = ()
+
+
+_ENVIRONMENTS = ("align", "aligned", "alignat", "alignedat", "gather", "gathered", "eqnarray", "flalign",
+                 "equation", "multline", "split", "displaymath")
+_ROW_ENVIRONMENTS = {"align", "aligned", "alignat", "alignedat", "gather", "gathered", "eqnarray", "flalign"}
+# texmath-style inline rules: ``\[...\]`` inside a paragraph, and a bare environment inside a paragraph
+_BRACKET_INLINE: RuleDictType = {"name": "math_inline_double", "tmpl": "{0}", "tag": "\\[",
+                                 "rex": re.compile(r"^\\\[(.+?)\\\]", re.S)}
+_ENV_PATTERN = r"^(\\begin\{(" + "|".join(_ENVIRONMENTS) + r")(\*?)\}.*?\\end\{\2\3\})"
+_ENV_INLINE: RuleDictType = {"name": "math_environment", "tmpl": "{0}", "tag": "\\begin{",
+                             "rex": re.compile(_ENV_PATTERN, re.S)}
+_DELIMITERS = {"$": ("$", "$"), "$$": ("$$", "$$"), "\\(": ("\\(", "\\)"), "\\[": ("\\[", "\\]")}
+_MATH_BLOCKS = {"math_block", "math_block_label", "math_block_bracket", "amsmath"}
+_MATH_FENCES = {"math", "latex", "tex", "katex"}
+_LISTING_FENCES = {"", "text", "txt", "output", "out", "console", "plaintext", "none"}
+_SENTENCE_END = re.compile(r"[.!?\u0964]+[\"')\]]*(?=\s|$)")
+
+
+def _with_map(rule: Any) -> Any:
+    """A block rule that also records the lines it took (texmath's rules leave ``map`` unset)."""
+
+    def wrapped(state: Any, start: int, end: int, silent: bool) -> bool:
+        before = len(state.tokens)
+        found = bool(rule(state, start, end, silent))
+        for token in state.tokens[before:]:
+            token.map = token.map or [start, state.line]
+        return found
+
+    return wrapped
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    dollarmath_plugin(md, allow_space=True, allow_digits=True, allow_blank_lines=False, double_inline=True)
+    amsmath_plugin(md)
+    brackets = texmath_rules["brackets"]
+    md.inline.ruler.before("escape", "math_paren", make_inline_func(brackets["inline"][0]))
+    md.inline.ruler.before("escape", "math_bracket", make_inline_func(_BRACKET_INLINE))
+    md.inline.ruler.before("escape", "math_environment", make_inline_func(_ENV_INLINE))
+    block = brackets["block"][1].copy()
+    block["name"] = "math_block_bracket"
+    md.block.ruler.before("fence", "math_block_bracket", _with_map(make_block_func(block)))
+    md.disable("text_join")  # keep escapes (``\$``) apart from text
+    return md
+
+
+def _normalize(text: str) -> str:
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _rows(raw: str) -> list[tuple[int, str]]:
+    """``(offset, text)`` of each row of a multi-row alignment environment in ``raw`` (else ``[]``)."""
+    if "\\begin" not in raw or "\\\\" not in raw:
+        return []
+    try:
+        nodes = LatexWalker(raw, tolerant_parsing=True).get_latex_nodes()[0]
+    except Exception:  # pylatexenc's own errors, or recursion on pathological nesting
+        return []
+    envs = [n for n in nodes if isinstance(n, LatexEnvironmentNode) and n.environmentname.rstrip("*")
+            in _ROW_ENVIRONMENTS and n.nodelist]
+    if not envs:
+        return []
+    body = envs[0].nodelist
+    cuts = [n for n in body if isinstance(n, LatexMacroNode) and n.macroname == "\\"]
+    starts = [body[0].pos] + [n.pos + n.len for n in cuts]
+    ends = [n.pos for n in cuts] + [body[-1].pos + body[-1].len]
+    rows = []
+    for a, b in zip(starts, ends, strict=True):
+        text = raw[a:b]
+        if text.strip():
+            rows.append((a + len(text) - len(text.lstrip()), text.strip()))
+    return rows if len(rows) > 1 else []
+
+
+def _math(raw: str, first: int, display: bool, sentence: str, cell: int | None, clause: str | None = None
+          ) -> list[Piece]:
+    """The math piece for ``raw`` (whose first character is on line ``first``), with its rows."""
+    text = raw.strip()
+    if not text:
+        return []
+    line = first + raw[: len(raw) - len(raw.lstrip())].count("\n")
+    rows = tuple((first + raw[:offset].count("\n"), row) for offset, row in (_rows(raw) if display else []))
+    return [Piece("math", text, line, cell, display=display, sentence=sentence,
+                  clause=text if clause is None else clause, rows=rows)]
+
+
+def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool = False) -> list[Piece]:
+    """Math, prose, heading and unclosed pieces of one paragraph, heading or table cell."""
+    content = token.content
+    base = token.map[0] + 1 if token.map else 1
+    found: list[tuple[int, int, int, str, bool]] = []  # math span in content, where its text starts, text, display
+    spans: list[tuple[int, int]] = []  # math, code spans and inline HTML: no sentence ends there
+    unclosed: list[int] = []
+    cursor = 0
+    for child in token.children or []:
+        if child.type.startswith("math_"):
+            opener, closer = _DELIMITERS.get(child.markup, ("", ""))
+            whole = opener + child.content + closer
+            at = content.find(whole, cursor)
+            at = cursor if at < 0 else at
+            found.append((at, at + len(whole), at + len(opener), child.content, child.type != "math_inline"))
+            spans.append((at, at + len(whole)))
+        elif child.type in ("code_inline", "html_inline"):
+            mark = child.markup if child.type == "code_inline" else child.content
+            at = content.find(mark, cursor)
+            if at < 0:
+                continue
+            close = content.find(mark, at + len(mark)) if child.type == "code_inline" else -1
+            spans.append((at, max(at, close) + len(mark)))
+        elif child.type == "text" and "$$" in child.content and (at := content.find("$$", cursor)) >= 0:
+            unclosed.append(at)
+            spans.append((at, at + 2))
+        else:
+            continue
+        cursor = spans[-1][1]
+    masked, in_math = list(content), [False] * len(content)
+    for a, b in spans:
+        masked[a:b] = [ch if ch == "\n" else "x" for ch in content[a:b]]
+    for a, b, *_ in found:
+        in_math[a:b] = [True] * (b - a)
+    ends = [0] + [m.end() for m in _SENTENCE_END.finditer("".join(masked))] + [len(content)]
+    ends += [edge for a, b, _, _, display in found if display for edge in (a, b)]  # a display is its own clause
+    ends.sort()
+
+    def clause(a: int, b: int) -> str:
+        return content[ends[bisect_right(ends, a) - 1]: ends[bisect_left(ends, b)]].strip()
+
+    pieces: list[Piece] = []
+    if heading:
+        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content))
+    starts = [0] + [k + 1 for k, ch in enumerate(content) if ch == "\n"]
+    on_line: dict[int, list[tuple[int, int, int, str, bool]]] = {}
+    for item in found:
+        on_line.setdefault(bisect_right(starts, item[0]) - 1, []).append(item)
+    for k, start in enumerate(starts):
+        end = starts[k + 1] - 1 if k + 1 < len(starts) else len(content)
+        text = content[start:end]
+        beyond = any(ch.isalnum() and not in_math[j] for j, ch in enumerate(text, start))
+        if prose and beyond and (not heading or len(starts) > 1):
+            lead = start + len(text) - len(text.lstrip())
+            pieces.append(Piece("prose", text.strip(), base + k, cell, sentence=content, clause=clause(lead, end)))
+        for a, b, at, raw, display in on_line.get(k, []):
+            pieces += _math(raw, base + content.count("\n", 0, at), display, content, cell, clause(a, b))
+    for at in unclosed:
+        pieces.append(Piece("unclosed", "$$", base + content.count("\n", 0, at), cell, display=True, sentence=content))
+    return pieces
+
+
+def _around(lines: list[str], start: int, end: int) -> str:
+    """The lines ``start``..``end`` (0-based) widened to the blank lines around them."""
+    start, end = max(0, min(start, len(lines))), max(start + 1, min(end, len(lines)))
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    return "\n".join(lines[start:end]).strip()
+
+
+def _code(source: str, offset: int, cell: int | None, listing: bool = False) -> list[Piece]:
+    """Code pieces of ``source`` whose first line is line ``offset + 1``; a listing may hold outputs."""
+    pieces = [Piece("code", text, offset + line, cell, name=name, value=value)
+              for line, text, name, value in statements(source)]
+    if listing and not pieces:
+        pieces = [Piece("output", text, offset + line + 1, cell, name=label, value=value)
+                  for line, text, label, value in printed_values(source) if value is not None]
+    return pieces
+
+
+def _table_row(cells: list[Token], line: int, columns: tuple[str, ...], caption: str, cell: int | None
+               ) -> list[Piece]:
+    texts = [c.content.strip() for c in cells]
+    numbers = [read_printed(t.strip("$* ")) if t else None for t in texts]
+    numeric = [isinstance(v, (int, float)) for v in numbers]
+    label = max((k for k, ok in enumerate(numeric) if not ok), default=-1)
+    text = " | ".join(texts)
+    pieces = [Piece("table", text, line, cell, name=" | ".join(texts[:label + 1]) or None,
+                    value=numbers[label + 1:] or None, sentence=caption, columns=columns)]
+    for token in cells:
+        pieces += _inline(token, cell, prose=False)
+    return pieces
+
+
+def _markdown(src: str, cell: int | None) -> list[Piece]:
+    lines = src.split("\n")
+    pieces: list[Piece] = []
+    caption, head, row, row_line = "", False, [], 1  # the current table
+    columns: tuple[str, ...] = ()
+    tokens = _parser().parse(src)
+    for k, token in enumerate(tokens):
+        kind, where = token.type, token.map or [0, 1]
+        if kind == "inline":
+            parent = tokens[k - 1].type if k else ""
+            if parent in ("th_open", "td_open"):
+                row.append(token)
+                continue
+            pieces += _inline(token, cell, heading=parent == "heading_open")
+            caption = token.content
+        elif kind in ("thead_open", "thead_close"):
+            head = kind == "thead_open"
+        elif kind == "tr_open":
+            row, row_line = [], where[0] + 1
+        elif kind == "tr_close" and head:
+            columns = tuple(c.content.strip() for c in row)
+        elif kind == "tr_close":
+            pieces += _table_row(row, row_line, columns, caption, cell)
+        elif kind in _MATH_BLOCKS:
+            pieces += _math(token.content, where[0] + 1, True, _around(lines, where[0], where[1]), cell)
+        elif kind in ("fence", "code_block"):
+            info = token.info.split()[0].lower() if token.info.split() else ""
+            first = where[0] + (1 if kind == "fence" else 0)  # 0-based line before the code's first line
+            if info in _MATH_FENCES:
+                pieces += _math(token.content, first + 1, True, token.content.strip(), cell)
+            else:
+                pieces += _code(token.content, first, cell, listing=kind == "fence" and info in _LISTING_FENCES)
+    return sorted(pieces, key=lambda piece: piece.line)  # stable: a line's pieces keep their order
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(v for v in value if isinstance(v, str))
+    return value if isinstance(value, str) else ""
+
+
+def _outputs(outputs: Any, source: str, cell: int) -> list[Piece]:
+    """One piece per printed value of a code cell; lines count through the cell's printed text."""
+    segments: list[tuple[str, str]] = []
+    for out in outputs if isinstance(outputs, list) else []:
+        kind = out.get("output_type") if isinstance(out, dict) else None
+        if kind == "stream" and out.get("name") != "stderr":
+            text = _text(out.get("text"))
+        elif kind in ("execute_result", "display_data") and isinstance(out.get("data"), dict):
+            text = _text(out["data"].get("text/plain"))
+        else:
+            continue
+        if segments and kind == "stream" and segments[-1][0] == "stream":
+            segments[-1] = ("stream", segments[-1][1] + _normalize(text))
+        else:
+            segments.append((kind, _normalize(text)))
+    calls, last = printing_names(source)
+    items: list[tuple[int, str, str | None, Any, bool]] = []
+    offset = 0
+    for kind, text in segments:
+        values = printed_values(text)
+        for line, t, label, value in values:  # the cell's result is named by its last expression
+            result = kind == "execute_result" and (len(values) == 1 or value is not None)
+            items.append((offset + line + 1, t, label, value, result))
+        offset += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    printed = [k for k, item in enumerate(items) if not item[4] and item[3] is not None]
+    names = dict(zip(printed, calls, strict=True)) if len(printed) == len(calls) else {}
+    return [Piece("output", t, line, cell, output=True, value=value,
+                  name=label or (last if result else names.get(k)))
+            for k, (line, t, label, value, result) in enumerate(items)]
+
+
+def _notebook_data(src: str, name: str, strict: bool) -> dict[str, Any] | None:
+    try:
+        data = json.loads(src)
+    except (ValueError, RecursionError) as error:
+        if not strict:
+            return None
+        where = (f" at line {error.lineno}, column {error.colno}: {error.msg}"
+                 if isinstance(error, json.JSONDecodeError) else " (nested too deeply)")
+        raise ParseError(f"{name}: not a notebook: invalid JSON{where}") from None
+    if not isinstance(data, dict) or not (isinstance(data.get("cells"), list) or "worksheets" in data):
+        return {} if strict else None  # valid JSON but no notebook: nothing to read
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            notebook = nbformat.reads(src, as_version=4, capture_validation_error={})
+        return dict(notebook)
+    except Exception:  # nbformat rejects a malformed notebook in many ways; read the raw cells then
+        return data
+
+
+def _notebook(data: dict[str, Any]) -> list[Piece]:
+    pieces: list[Piece] = []
+    cells = data.get("cells")
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        if not isinstance(cell, dict):
+            continue
+        source = _normalize(_text(cell.get("source")))
+        if cell.get("cell_type") == "markdown":
+            pieces += _markdown(source, index)
+        elif cell.get("cell_type") == "code":
+            pieces += _code(source, 0, index) + _outputs(cell.get("outputs"), source, index)
+    return pieces  # cell by cell, each in order
+
+
+def extract(text: str, name: str = "<text>") -> list[Piece]:
+    """All pieces of a document in document order (see the module docstring).
+
+    A ``.ipynb`` ``name``, or a text that parses as a notebook's JSON, is read as a notebook;
+    everything else as Markdown / plain text.
+    """
+    src = _normalize(text)
+    strict = name.lower().endswith(".ipynb")
+    if strict or src.lstrip().startswith("{"):
+        data = _notebook_data(src, name, strict)
+        if data is not None:
+            return _notebook(data)
+    return _markdown(src, None)
