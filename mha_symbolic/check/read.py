@@ -623,6 +623,10 @@ def _row(toks: list[_Tok], depths: list[int], drafts: list[_Draft], prev: _Draft
             for d in _pieces(cond_toks, _depths(cond_toks), True):
                 drafts.append(d)
         return last
+    lead = 0
+    while lead < len(toks) and toks[lead].kind in ("space", "sep"):  # "&\quad + C": indentation only
+        lead += 1
+    toks, depths = toks[lead:], depths[lead:]
     sig = _significant(toks)
     if not sig:
         return prev
@@ -637,7 +641,7 @@ def _row(toks: list[_Tok], depths: list[int], drafts: list[_Draft], prev: _Draft
         if first.kind == "op":  # "&= C": the chain goes on with another relation
             prev.sides += head.sides[1:]
         else:  # "+ C", or "A = \\ B": the last side goes on
-            prev.sides[-1] = prev.sides[-1] + head.sides[0]
+            prev.sides[-1] = prev.sides[-1] + [_Tok("space", " ", first.pos)] + head.sides[0]
             prev.sides += head.sides[1:]
         prev.ops += head.ops
         prev.pieces += head.pieces
@@ -666,9 +670,8 @@ def _pieces(toks: list[_Tok], depths: list[int], cond: bool) -> list[_Draft]:
             if t.kind == "sep":
                 cond = False
             else:
-                word = t.value if t.kind == "kw" else t.value
-                cond = cond or _KEYWORDS.get(word, False)
-                skip_quantifier = word == "for"
+                cond = cond or _KEYWORDS.get(t.value, False)  # "and" keeps the state it continues
+                skip_quantifier = t.value == "for"
             continue
         cur.append(t)
         cur_d.append(d)
