@@ -101,9 +101,6 @@ def _arrow(c: Checker, frag: Fragment, body: str) -> None:
     left, right = parts[0], parts[1] if len(parts) > 1 else ""
     if not left and not right:
         return
-    if re.fullmatch(r"\s*[A-Za-z]\w*\s*", left) and re.search(r"\\mathrm\{Subspace\}|\\text\{Subspace\}", right):
-        c.emit(frag, "unchecked", "a picture of the idea (X is mapped into several subspaces), not an equation")
-        return
     if re.fullmatch(r"\\text\{sequence length\}\s*=\s*(\d+)\s*", left):
         c._setting(frag, "n", int(re.findall(r"\d+", left)[0]))
         return
