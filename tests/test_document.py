@@ -302,8 +302,9 @@ def test_code_that_is_not_a_product_of_names_is_unchecked():
     assert r.findings[0].status == "unchecked"
 
 
-def test_missing_seeds_fail_instead_of_skipping(tmp_path, monkeypatch):
-    from conftest import ALLOW_MISSING_SEEDS, locate_seeds
+def test_missing_seeds_are_skipped_and_counted_or_fail_on_request(tmp_path, monkeypatch):
+    import conftest
+    from conftest import REQUIRE_SEEDS, locate_seeds
 
     def outcome() -> BaseException | None:  # a skip must not escape: it would turn this test into a skip
         try:
@@ -313,13 +314,15 @@ def test_missing_seeds_fail_instead_of_skipping(tmp_path, monkeypatch):
         return None
 
     assert locate_seeds(tmp_path) == tmp_path
-    monkeypatch.delenv(ALLOW_MISSING_SEEDS, raising=False)
-    failed = outcome()
-    assert isinstance(failed, pytest.fail.Exception), repr(failed)
-    assert f"seed documents not present at {tmp_path / 'absent'}" in str(failed) and "=1" in str(failed)
-    monkeypatch.setenv(ALLOW_MISSING_SEEDS, "1")
+    monkeypatch.setattr(conftest, "MISSING_SEEDS", [])
+    monkeypatch.delenv(REQUIRE_SEEDS, raising=False)
     skipped = outcome()
-    assert isinstance(skipped, pytest.skip.Exception) and "MHA_ALLOW_MISSING_SEEDS=1" in str(skipped)
+    assert isinstance(skipped, pytest.skip.Exception), repr(skipped)
+    assert f"seed documents not present at {tmp_path / 'absent'}" in str(skipped)
+    assert conftest.MISSING_SEEDS == [f"seed documents not present at {tmp_path / 'absent'}"]  # in the summary
+    monkeypatch.setenv(REQUIRE_SEEDS, "1")
+    failed = outcome()
+    assert isinstance(failed, pytest.fail.Exception) and "MHA_REQUIRE_SEEDS=1" in str(failed)
 
 
 # ----- the command ------------------------------------------------------------------------------------
