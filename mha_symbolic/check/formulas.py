@@ -42,42 +42,43 @@ def _model_of(doc: DocumentModel, e: Any) -> Any:
     return M
 
 
+def _sized(doc: DocumentModel, e: Any) -> Any:
+    """``e`` with the document's known sizes in place of their symbols (``\sqrt{d_k}`` -> ``2``)."""
+    from .judge import _dims_subs
+
+    from ..concat import ConcatHeads
+
+    if not hasattr(e, "xreplace"):
+        return e
+    e = e.xreplace(_dims_subs(doc, e))
+    wide = {c: c.doit() for c in e.atoms(ConcatHeads) if c.h.is_Integer}  # Concat(head_1, ..., head_h) at h = 2
+    e = e.xreplace(wide) if wide else e
+    M = doc.model()
+    concrete = {str(w): w for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]} | {"X": M.X, "W_O": M.W_O}
+    same_name = {a: concrete[str(a)] for a in e.atoms(MatrixSymbol) if str(a) in concrete and a != concrete[str(a)]}
+    return e.xreplace(same_name) if same_name else e
+
+
 def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                   ) -> tuple[str, str, str | None, str]:
-    from ..formulas import Attention, attention_rhs
+    from ..formulas import Attention
 
+    if any(not hasattr(s, "atoms") for s in sides):
+        return "unchecked", "not an expression", None, ""
+    sides, note = _self_attention(sides)
     if any(isinstance(s, Attention) for s in sides) and len(sides) == 2:
-        from ..attention import MultiHeadAttention
-
-        M = MultiHeadAttention(scale=doc.model().scale) if not doc.model().default_scale else MultiHeadAttention()
-        att = next(s for s in sides if isinstance(s, Attention))
-        other = next(s for s in sides if s is not att)
-        d_k = att.args[3]
-        model_form = attention_rhs(M, *att.args[:3])
-        if getattr(M.dims.d_k, "free_symbols", None):
-            model_form = model_form.xreplace({M.dims.d_k: d_k})
-        try:
-            same = equivalent(model_form, other)
-        except (MHASymbolicError, ValueError, TypeError) as e:
-            return "unchecked", f"not compared: {str(e).splitlines()[0][:160]}", None, ""
-        if same:
-            return "correct", "the model's attention", None, "proven"
-        return "wrong", "the model's attention is " + _show(model_form), _show(model_form), "proven"
-    known = set()
-    for s in sides:
-        for a in getattr(s, "atoms", lambda *x: set())(MatrixSymbol):
-            known.add(str(a))
+        status, message, expected, basis = _attention(doc, sides)
+        return status, message + note, expected, basis
+    known = {str(a) for s in sides for a in s.atoms(MatrixSymbol)}
     M = doc.model()
     model_names = {"X", "W_O", *M.steps} | {str(w) for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]}
     generic_steps = {"X", "W_O", "Q_i", "K_i", "V_i", "S_i", "S'_i", "A_i", "head_i", "W_Q^i", "W_K^i", "W_V^i",
                      "Concat", "Output"}
     foreign = {n for n in known if n not in model_names and n not in generic_steps}
-    if foreign & _GENERIC or foreign:
+    if foreign:
         return "given", f"a definition of {', '.join(sorted(foreign))}", None, ""
-    if any(not hasattr(s, "atoms") for s in sides):
-        return "unchecked", "not an expression", None, ""
     try:
-        expanded = [_expanded(doc, s) for s in sides]
+        expanded = [_sized(doc, _expanded(doc, s)) for s in sides]
     except (MHASymbolicError, KeyError, ValueError, TypeError) as e:
         return "unchecked", f"not expanded: {str(e).splitlines()[0][:160]}", None, ""
     for k, op in enumerate(ops):
@@ -89,8 +90,67 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
         except (MHASymbolicError, ValueError, TypeError) as e:
             return "unchecked", f"not compared: {str(e).splitlines()[0][:160]}", None, ""
         if not same:
-            return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}", _show(a), "proven")
-    return "correct", "the same expression in the model's inputs", None, "proven"
+            on_values = _on_values(doc, sides[k], sides[k + 1])
+            if on_values is True:
+                continue
+            return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}"
+                    + (" (and differs on the document's values)" if on_values is False else ""), _show(a), "proven")
+    return "correct", "the same expression in the model's inputs" + note, None, "proven"
+
+
+def _self_attention(sides: list[Any]) -> tuple[list[Any], str]:
+    """``MultiHead(Q, K, V)`` and ``Attention(Q W_i^Q, K W_i^K, V W_i^V)`` read as self-attention: the layer's
+    inputs ``Q``, ``K``, ``V`` are all ``X`` (the paper's convention); other sides are left alone."""
+    from sympy import MatMul
+
+    from ..formulas import Attention, MultiHead
+
+    def projected(a: Any) -> bool:
+        return isinstance(a, MatMul) and str(a.args[0]) in _GENERIC and any(
+            str(w).startswith(("W_Q", "W_K", "W_V")) for w in a.atoms(MatrixSymbol))
+
+    hit = any(all(str(x) in _GENERIC for x in m.args) for s in sides for m in s.atoms(MultiHead)) or any(
+        all(projected(x) for x in a.args[:3]) for s in sides for a in s.atoms(Attention))
+    if not hit:
+        return sides, ""
+    repl = {a: MatrixSymbol("X", *a.shape) for s in sides for a in s.atoms(MatrixSymbol) if str(a) in _GENERIC}
+    return [s.xreplace(repl) for s in sides], " (self-attention: Q = K = V = X)"
+
+
+def _on_values(doc: DocumentModel, a: Any, b: Any) -> bool | None:
+    """Whether two sides agree exactly on the document's given values (None: not all given)."""
+    from .judge import _value
+
+    try:
+        A, B = _value(doc, a), _value(doc, b)
+    except (MHASymbolicError, ValueError, TypeError, KeyError):
+        return None
+    if any(not x.is_number for x in (*A, *B)):
+        return None
+    return bool(A.shape == B.shape and all((x - y).equals(0) for x, y in zip(A, B, strict=True)))
+
+
+def _attention(doc: DocumentModel, sides: list[Any]) -> tuple[str, str, str | None, str]:
+    """``Attention(Q, K, V) = ...`` (or ``head_i = Attention(...)``) against the model's attention."""
+    from ..attention import MultiHeadAttention
+    from ..formulas import Attention, attention_rhs
+
+    M = MultiHeadAttention(scale=doc.model().scale) if not doc.model().default_scale else MultiHeadAttention()
+    att = next(s for s in sides if isinstance(s, Attention))
+    other = next(s for s in sides if s is not att)
+    model_form = attention_rhs(M, *att.args[:3])
+    if getattr(M.dims.d_k, "free_symbols", None):
+        model_form = model_form.xreplace({M.dims.d_k: att.args[3]})
+    try:
+        if {str(a) for a in other.atoms(MatrixSymbol)} - {"Q", "K", "V", "X"} - {str(a) for a in att.atoms(MatrixSymbol)}:
+            other = _expanded(doc, other)
+        model_form, other = _sized(doc, model_form), _sized(doc, other)
+        same = equivalent(model_form, other)
+    except (MHASymbolicError, KeyError, ValueError, TypeError) as e:
+        return "unchecked", f"not compared: {str(e).splitlines()[0][:160]}", None, ""
+    if same:
+        return "correct", "the model's attention", None, "proven"
+    return "wrong", "the model's attention is " + _show(model_form), _show(model_form), "proven"
 
 
 def _show(e: Any) -> str:

@@ -40,7 +40,7 @@ from sympy import (
 
 from ..errors import MHASymbolicError, ParseError, ShapeError
 from ..statements._base import agrees, shown
-from .model import DocumentModel, dim_name
+from .model import DocumentModel, as_int, dim_name
 
 __all__ = ["judge", "Verdict3"]
 
@@ -73,10 +73,10 @@ def _exact(x: Any) -> Any:
 def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
     d = doc.known_dims()
     D = doc.model().dims
-    if "d_k" not in d and isinstance(D.d_k, int):
-        d["d_k"] = D.d_k
-    if "d_v" not in d and isinstance(D.d_v, int):
-        d["d_v"] = D.d_v
+    for name in ("d_k", "d_v"):
+        size = as_int(getattr(D, name))
+        if name not in d and size is not None:
+            d[name] = size
     out = {}
     for s in getattr(e, "free_symbols", set()):
         if isinstance(s, Symbol):
@@ -88,8 +88,9 @@ def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
 
 def _scalar_free(e: Any) -> bool:
     """No matrices in ``e``: a number or an expression in sizes."""
-    return not isinstance(e, (MatrixBase, MatrixExpr)) and not any(
-        isinstance(a, (MatrixSymbol, MatrixExpr)) for a in getattr(e, "atoms", lambda *a: set())())
+    if isinstance(e, (MatrixBase, MatrixExpr)):
+        return False
+    return not (hasattr(e, "atoms") and (e.atoms(MatrixSymbol) or e.atoms(MatrixBase)))
 
 
 def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -> tuple[str, Verdict3] | None:
@@ -167,6 +168,9 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
     M = doc.model()
     givens, steps = doc.inputs_and_steps()
+    if not {str(a) for a in e.atoms(MatrixSymbol)} & {"W_O", "Output"}:
+        givens.pop("W_O", None)  # a W_O that cannot multiply the heads does not spoil a head's values
+        steps.pop("Output", None)
     E = M.evaluate(**givens, given_steps=steps or None)
     repl: dict[Any, Any] = {}
     for a in e.atoms(MatrixSymbol):
@@ -183,6 +187,8 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     value = e.xreplace(repl)
     value = value.subs(_dims_subs(doc, value)) if hasattr(value, "subs") else value
     value = value.doit() if hasattr(value, "doit") else value
+    if isinstance(value, MatrixExpr) and not value.free_symbols - set(value.atoms(Symbol)):
+        value = value.as_explicit()
     return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
 
 

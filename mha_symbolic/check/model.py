@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, Symbol
+from sympy import ImmutableMatrix, MatrixSymbol, S, Symbol
 
 from ..attention import MultiHeadAttention
 from ..errors import MHASymbolicError, ParseError
 from ..parse import SymbolTable, read_expression
 
-__all__ = ["DocumentModel", "DIMS", "canonical_tex", "dim_name"]
+__all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name"]
 
 DIMS = ("n", "d_model", "h", "d_k", "d_v")
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
@@ -64,6 +64,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}", r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
+    t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
     t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
@@ -73,10 +74,21 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\\A-Za-z])([QKVSAHZ]'?)\^\{\((\w+)\)\s*(\\top|T|\\intercal|\\mathsf\{T\})?\s*\}",
                lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
     t = re.sub(r"(?<![\\A-Za-z])H_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)
+    t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
     t = re.sub(r"\\left\[\s*(\\mathrm\{head\}.*?)\\right\]", r"\\mathrm{Concat}(\1)", t)
     if zero_based:
         t = _shift_heads(t)
     return t
+
+
+def _identity(m: re.Match[str]) -> str:
+    """``I_3`` as an explicit identity matrix (the reader reads a bare ``I`` as the imaginary unit)."""
+    k = int(m.group(1))
+    rows = [" & ".join("1" if i == j else "0" for j in range(k)) for i in range(k)]
+    return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
+_GENERIC_HEAD = re.compile(r"[_^]\{?\(?[ij]\)?\}?(?![A-Za-z=])")
 
 
 def _shift_heads(t: str) -> str:
@@ -145,12 +157,18 @@ class DocumentModel:
     def read(self, tex: str) -> Any:
         """A side of a relation as a SymPy expression in the model's symbols (ParseError if unreadable)."""
         text = canonical_tex(tex, self.zero_based)
+        tables = [self.table(), _generic_table()]
+        if _GENERIC_HEAD.search(text):
+            tables.reverse()  # W_i^Q, head_i: the general head i of the model
         try:
-            return read_expression(text, self.table(), strict=False)
+            got = read_expression(text, tables[0], strict=False)
         except (ParseError, ValueError, TypeError):
-            if self.table() is _generic_table():
+            if tables[1] is tables[0]:
                 raise
-            return read_expression(text, _generic_table(), strict=False)  # formulas in a general head i
+            got = read_expression(text, tables[1], strict=False)
+        if getattr(got, "has", None) and got.has(S.ImaginaryUnit):
+            raise ParseError(f"{tex!r}: a bare I is read as the identity only with its size (I_n)")
+        return got
 
     def key(self, obj: Any) -> str | None:
         """The model key of a symbol (``X``, ``W_Q^1``, ``A_1``, ``Concat``), or None."""
@@ -165,7 +183,7 @@ class DocumentModel:
         """Keyword givens for :meth:`MultiHeadAttention.evaluate` (None for a head not given) and the
         step values the document stated without inputs."""
         M = self.model()
-        h = M.dims.h if isinstance(M.dims.h, int) else 1
+        h = as_int(M.dims.h) or 1
         givens: dict[str, Any] = {}
         if "X" in self.values:
             givens["X"] = self.values["X"]
@@ -177,6 +195,15 @@ class DocumentModel:
             givens["W_O"] = self.values["W_O"]
         steps = {k: v for k, v in self.assumed.items() if k in M.steps}
         return givens, steps
+
+
+def as_int(x: Any) -> int | None:
+    """``x`` as a Python int when it is an integer (int or SymPy Integer), else None."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return x
+    return int(x) if getattr(x, "is_Integer", False) else None
 
 
 @lru_cache(maxsize=1)

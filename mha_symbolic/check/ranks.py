@@ -67,7 +67,20 @@ def _in_model(M: Any, e: Any) -> Any:
     for s in e.free_symbols:
         if isinstance(s, Symbol) and dim_name(s.name) is not None:
             repl[s] = getattr(M.dims, dim_name(s.name) or "")
-    return e.xreplace(repl)
+    return _named_maps(M, e.xreplace(repl))
+
+
+def _named_maps(M: Any, e: Any) -> Any:
+    """``Attention(Q, K, V)`` and ``MultiHead(X, X, X)`` inside ``e`` replaced by the model's own forms."""
+    from ..formulas import Attention, MultiHead, attention_rhs
+
+    repl: dict[Any, Any] = {}
+    for a in e.atoms(Attention):
+        repl[a] = attention_rhs(M, *(_named_maps(M, x) for x in a.args[:3]))
+    for m in e.atoms(MultiHead):
+        if all(str(x) == "X" for x in m.args):
+            repl[m] = M.steps["Output"].expr
+    return e.xreplace(repl) if repl else e
 
 
 def _bound(doc: DocumentModel, R: Any) -> Any:
