@@ -31,14 +31,12 @@ def _expanded(doc: DocumentModel, e: Any) -> Any:
 
 
 def _model_of(doc: DocumentModel, e: Any) -> Any:
-    from .model import _generic_table  # noqa: F401  (the generic model reads formulas in head i)
+    from .model import generic_model
 
     M = doc.model()
     names = {str(a) for a in e.atoms(MatrixSymbol)}
     if any(n.endswith("_i") or n.endswith("^i") for n in names):
-        from ..attention import MultiHeadAttention
-
-        return MultiHeadAttention()
+        return generic_model(doc.convention)
     return M
 
 

@@ -95,8 +95,31 @@ def _scalar_free(e: Any) -> bool:
 
 def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -> tuple[str, Verdict3] | None:
     """(kind, verdict) for one chain, or None when it states nothing checkable (a lone name)."""
+    sides_tex, ops = list(sides_tex), list(ops)
+    while ops and ops[-1] == "colon" and not sides_tex[-1].strip():  # "Q = X W_Q:" before a shape line
+        sides_tex, ops = sides_tex[:-1], ops[:-1]
     if not ops or all(op in ("to", "colon") for op in ops):
         return None
+    if all(op in ("eq", "approx") for op in ops):
+        from .shapes import judge_shape_product, shape_product
+
+        products = [shape_product(s) for s in sides_tex]
+        if all(p is not None for p in products) and any(len(p or []) > 1 for p in products):
+            return "shape", judge_shape_product(doc, products, sides_tex, ops)  # type: ignore[arg-type]
+        if len(sides_tex) == 2 and re.fullmatch(r"\s*[ijk]\s*", sides_tex[0]) and "," in sides_tex[1]:
+            return None  # an index range (i = 1, 2, 3)
+    if "in" in ops and "," in sides_tex[ops.index("in")]:
+        parts = [p for p in _top_level_split(sides_tex[ops.index("in")]) if p.strip()]
+        if len(parts) > 1:  # W_Q, W_K, W_V \in R^{a x b}: each of them
+            verdicts = [judge(doc, [*sides_tex[:ops.index("in")], p.strip(), *sides_tex[ops.index("in") + 1:]],
+                              ops, text) for p in parts]
+            got = [v[1] for v in verdicts if v is not None]
+            return ("shape", _worst(got)) if got else None
+    from .statistics import judge_statistic
+
+    stat = judge_statistic(doc, sides_tex, ops)
+    if stat is not None:
+        return "statistic", stat
     if any(re.search(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b", s) for s in sides_tex):
         return "rank", _rank(doc, sides_tex, ops, text)
     if any(re.search(r"\\mathbb\{R\}|ℝ", s) for s in sides_tex):
@@ -110,6 +133,18 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
     if any(_literal(s) is not None for s in sides):
         return "number", _number(doc, sides, sides_tex, ops)
     return "formula", _formula(doc, sides, sides_tex, ops)
+
+
+def _top_level_split(tex: str) -> list[str]:
+    """``tex`` split at the commas outside every bracket and brace."""
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(tex):
+        depth += ch in "({["
+        depth -= ch in ")}]"
+        if ch == "," and depth == 0:
+            parts.append(tex[start:k])
+            start = k + 1
+    return [*parts, tex[start:]]
 
 
 # ----- sizes ------------------------------------------------------------------------------------------
@@ -166,6 +201,10 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
 # ----- values -----------------------------------------------------------------------------------------
 def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
+    if not e.atoms(MatrixSymbol):  # explicit numbers only (softmax of a given row): no model needed
+        value = e.doit()
+        value = value.as_explicit() if isinstance(value, MatrixExpr) else value
+        return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
     M = doc.model()
     givens, steps = doc.inputs_and_steps()
     if not {str(a) for a in e.atoms(MatrixSymbol)} & {"W_O", "Output"}:
@@ -209,6 +248,10 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         key = str(s) if isinstance(s, MatrixSymbol) else None
         is_input = key is not None and (key in ("X", "W_O") or "^" in key)
         if key is not None and is_input and key not in doc.values:
+            known = doc.known_dims()
+            if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")
+                    and known.get("d_model") is not None):
+                doc.use_convention("split")  # a d_k x d_k projection reads a column block of X
             doc.values[key] = stated
             doc._model = doc._table = None
             verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))

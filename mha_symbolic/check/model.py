@@ -34,7 +34,7 @@ from ..attention import MultiHeadAttention
 from ..errors import MHASymbolicError, ParseError
 from ..parse import SymbolTable, read_expression
 
-__all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name"]
+__all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "generic_model"]
 
 DIMS = ("n", "d_model", "h", "d_k", "d_v")
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
@@ -64,6 +64,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}", r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
+    t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)",
+               lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
+    t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*$", lambda m: _row(m.group(1)), t)
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
@@ -75,10 +78,15 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
                lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
     t = re.sub(r"(?<![\\A-Za-z])H_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
-    t = re.sub(r"\\left\[\s*(\\mathrm\{head\}.*?)\\right\]", r"\\mathrm{Concat}(\1)", t)
+    t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", r"\\mathrm{Concat}(\1)", t)
     if zero_based:
         t = _shift_heads(t)
     return t
+
+
+def _row(numbers: str) -> str:
+    """``3, 0`` as the row vector ``\\begin{bmatrix} 3 & 0 \\end{bmatrix}``."""
+    return r"\begin{bmatrix}" + " & ".join(x.strip() for x in numbers.split(",")) + r"\end{bmatrix}"
 
 
 def _identity(m: re.Match[str]) -> str:
@@ -116,6 +124,12 @@ class DocumentModel:
     _table: SymbolTable | None = None
 
     # ----- sizes --------------------------------------------------------------------------------------
+    def use_convention(self, convention: str) -> None:
+        """Heads that read column blocks ``X_i`` of ``X`` (``"split"``) or project all of ``X``."""
+        if convention != self.convention:
+            self.convention = convention
+            self._model = self._table = None
+
     def bind_dim(self, name: str, value: int) -> None:
         self.dims[name] = int(value)
         self._model = self._table = None
@@ -157,7 +171,7 @@ class DocumentModel:
     def read(self, tex: str) -> Any:
         """A side of a relation as a SymPy expression in the model's symbols (ParseError if unreadable)."""
         text = canonical_tex(tex, self.zero_based)
-        tables = [self.table(), _generic_table()]
+        tables = [self.table(), _generic_table(self.convention)]
         if _GENERIC_HEAD.search(text):
             tables.reverse()  # W_i^Q, head_i: the general head i of the model
         try:
@@ -206,6 +220,12 @@ def as_int(x: Any) -> int | None:
     return int(x) if getattr(x, "is_Integer", False) else None
 
 
-@lru_cache(maxsize=1)
-def _generic_table() -> SymbolTable:
-    return SymbolTable.for_model(MultiHeadAttention())
+@lru_cache(maxsize=2)
+def generic_model(convention: str = "projection") -> MultiHeadAttention:
+    """The model of symbolic sizes (head ``i``) in a convention: formulas about a general head."""
+    return MultiHeadAttention(convention=convention)
+
+
+@lru_cache(maxsize=2)
+def _generic_table(convention: str = "projection") -> SymbolTable:
+    return SymbolTable.for_model(generic_model(convention))

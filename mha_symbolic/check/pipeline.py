@@ -70,14 +70,21 @@ def check_document(text: str, name: str = "<text>") -> Report:
     doc = DocumentModel()
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\[0\]",
                                     repair.text))
+    if re.search(r"X_\{?[i1-9]\}?\s*(?:\\,\s*)?W", repair.text):
+        doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
     for p in pieces:
         def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
                  basis: str = "", p: Any = p) -> None:
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
         try:
             if p.kind == "math":
+                here, scoped = _scoped(doc, p)
                 for c in chains(p.text):
-                    got = judge(doc, list(c.sides), list(c.ops), c.text)
+                    if scoped and _is_binding(c, scoped):
+                        emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
+                             f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
+                        continue
+                    got = judge(here, list(c.sides), list(c.ops), c.text)
                     if got is not None:
                         kind, (status, message, expected, basis) = got
                         emit(p.line + c.row, c.text, status, message, expected, kind, basis)
@@ -92,6 +99,31 @@ def check_document(text: str, name: str = "<text>") -> Report:
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
+
+
+def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
+    """The model a math piece is judged in: the document's own, or -- when its sentence sets sizes other
+    than the document's ("with h = 1 we would have ...") -- a copy with those sizes, which binds nothing."""
+    from dataclasses import replace
+
+    from .read import hypothetical, scope
+
+    clause = p.clause or p.sentence or ""
+    sizes = {k: v for k, v in scope(clause).items() if k in ("n", "d_model", "h", "d_k", "d_v")}
+    known = doc.known_dims()
+    if not sizes or (all(known.get(k) in (None, v) for k, v in sizes.items()) and not hypothetical(clause)):
+        return doc, {}
+    copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
+                   values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else {},
+                   assumed={}, _model=None, _table=None)
+    return copy, sizes
+
+
+def _is_binding(c: Any, sizes: dict[str, int]) -> bool:
+    from .model import dim_name
+
+    return len(c.sides) == 2 and c.ops == ("eq",) and dim_name(c.sides[0]) in sizes and \
+        c.sides[1].strip() == str(sizes[dim_name(c.sides[0]) or ""])
 
 
 def _code(doc: DocumentModel, p: Any, emit: Any) -> None:
@@ -131,7 +163,7 @@ def _code(doc: DocumentModel, p: Any, emit: Any) -> None:
 def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
     from .read import settings
 
-    for s in settings(p.text):
+    for s in settings(re.sub(r"\$[^$]*\$", " ", p.text)):  # inline math is judged as math
         known = doc.known_dims().get(s.name)
         if known is None:
             doc.bind_dim(s.name, int(s.value))

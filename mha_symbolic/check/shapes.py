@@ -15,7 +15,7 @@ from sympy import MatrixBase, Symbol, simplify, sympify
 from ..errors import MHASymbolicError, ShapeError
 from .model import DocumentModel, dim_name
 
-__all__ = ["judge_shape", "stated_shape"]
+__all__ = ["judge_shape", "judge_shape_product", "shape_product", "stated_shape"]
 
 
 def stated_shape(tex: str) -> tuple[str, str] | None:
@@ -84,3 +84,46 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     if bound:
         return "given", f"{tex[where]} declared {said} (sets {', '.join(bound)})", None, ""
     return "correct", f"{tex[where]} is {got} by the model's shape rules", None, "proven"
+
+
+_PAIR = r"\(?\s*([^()]+?)\s*(?:\\times|×|(?<=\d)\s*x\s*(?=\d))\s*([^()]+?)\s*\)?"
+
+
+def shape_product(tex: str) -> list[tuple[str, str]] | None:
+    r"""``(6 \times 12)(12 \times 4)`` -> ``[("6", "12"), ("12", "4")]``; ``6 \times 4`` -> ``[("6", "4")]``;
+    None when ``tex`` is not a product of shapes."""
+    t = re.sub(r"\\(?:left|right|[,;:!]|quad|qquad)", " ", tex).strip()
+    if "(" not in t:
+        m = re.fullmatch(_PAIR, t)
+        return [(m.group(1), m.group(2))] if m else None
+    pairs = re.findall(r"\(([^()]+)\)", t)
+    if re.sub(r"\([^()]+\)", "", t).strip() or not pairs:
+        return None
+    out = []
+    for p in pairs:
+        m = re.fullmatch(_PAIR, p.strip())
+        if not m:
+            return None
+        out.append((m.group(1), m.group(2)))
+    return out
+
+
+def judge_shape_product(doc: DocumentModel, products: list[list[tuple[str, str]]], tex: list[str], ops: list[str]
+                        ) -> tuple[str, str, str | None, str]:
+    r"""``(6 \times 12)(12 \times 4) = 6 \times 4``: each side's product of shapes by the rule
+    ``(a x b)(b x c) = a x c`` (inner sizes must agree), the sides compared."""
+    shapes = []
+    for k, factors in enumerate(products):
+        sized = [tuple(_size(doc, doc.read(x)) for x in f) for f in factors]
+        for (a, b), (c, d) in zip(sized, sized[1:]):
+            if simplify(sympify(b) - sympify(c)) != 0:
+                return ("inconsistent", f"{tex[k]}: inner sizes {b} and {c} differ, the product is undefined",
+                        None, "proven")
+        shapes.append((sized[0][0], sized[-1][1]))
+    for k, op in enumerate(ops):
+        a, b = shapes[k], shapes[k + 1]
+        same = all(simplify(sympify(x) - sympify(y)) == 0 for x, y in zip(a, b, strict=True))
+        if op in ("eq", "approx") and not same:
+            return ("wrong", f"{tex[k]} is {a[0]} x {a[1]}, not {b[0]} x {b[1]}", f"{a[0]} x {a[1]}", "proven")
+    return "correct", f"{tex[0]} is {shapes[0][0]} x {shapes[0][1]} (rows of the first, columns of the last)", None, \
+        "proven"

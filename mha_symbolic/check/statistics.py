@@ -1,0 +1,149 @@
+r"""Statements about the statistics of attention scores: ``\mathbb{E}[q \cdot k] = 0``,
+``\mathrm{Var}(q \cdot k) = d_k``, ``\mathrm{Var}(q \cdot k / \sqrt{d_k}) = 1``, ``\mathrm{sd}(q \cdot k) = 8``.
+
+Explanation
+===========
+
+The moment is the engine's (:func:`mha_symbolic.statements.statistics.score_moments`): the entry of
+``S = Q K^T`` (for ``q \cdot k``) or of ``S' = c S`` (for ``q \cdot k`` divided by what the document
+writes, ``\sqrt{d_k}``, ``d_k`` or anything else -- a model with that scale ``c`` is built), with query
+and key entries independent, mean 0 and variance ``sigma^2``.  A stated value without ``sigma`` is
+compared at ``sigma = 1`` (unit-variance entries, the usual assumption) and the message says so.
+Statements about one entry (``\mathbb{E}[q_j] = 0``, ``\mathrm{Var}(k_j) = 1``) are the assumption itself:
+``given``.  One term ``q_j k_j`` has mean 0 and variance ``sigma^4``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from sympy import Integer, simplify, sqrt, sympify
+
+from ..dims import dimension_symbol
+
+from ..errors import MHASymbolicError
+from .model import DocumentModel, dim_name
+
+__all__ = ["judge_statistic", "statistic"]
+
+_MOMENT = (r"^\s*(\\mathbb\{E\}|\\mathrm\{E\}|\\operatorname\{E\}|E|\\mathrm\{Var\}|\\operatorname\{Var\}|\\text\{Var\}|"
+           r"Var|\\mathrm\{sd\}|\\operatorname\{sd\}|\\mathrm\{std\}|sd|std)\s*(?:\\left)?\s*[\[(](.*)[\])]\s*$")
+_DOT = r"(?:q\s*(?:\\cdot|\\cdotp|·|\.)\s*k|q\s*\^\s*\{?(?:T|\\top)\}?\s*k|\\langle\s*q\s*,\s*k\s*\\rangle)"
+
+
+def statistic(tex: str) -> tuple[str, str] | None:
+    """``(moment, argument)`` for ``E[...]``, ``Var(...)``, ``sd(...)`` sides, else None."""
+    t = re.sub(r"\\(?:left|right)(?![a-z])", "", tex)
+    m = re.match(_MOMENT, t)
+    if not m:
+        return None
+    head = re.sub(r"\\(?:mathbb|mathrm|operatorname|text)\{(\w+)\}", r"\1", m.group(1))
+    moment = {"E": "E", "Var": "Var", "sd": "sd", "std": "sd"}[head]
+    if moment == "E" and "[" not in t[m.start(2) - 1: m.start(2)] and "(" not in t[m.start(2) - 1: m.start(2)]:
+        return None
+    return moment, m.group(2).strip()
+
+
+@lru_cache(maxsize=8)
+def _moments(which: str, scale: Any = None) -> tuple[Any, Any]:
+    from ..attention import MultiHeadAttention
+    from ..statements.statistics import score_moments
+
+    if scale is not None:
+        scale = scale.xreplace({s: dimension_symbol("d_k") for s in scale.free_symbols})
+    M = MultiHeadAttention() if scale is None else MultiHeadAttention(scale=scale)
+    m = score_moments(M, which)
+    return m["mean"], m["variance"]
+
+
+def _value(doc: DocumentModel, moment: str, arg: str) -> tuple[Any, str] | None:
+    """The engine's value of the moment of ``arg`` (in d_k and sigma), with what it is, or None."""
+    from ..statements.statistics import SIGMA
+
+    a = re.sub(r"\s+", " ", arg).strip()
+    square = re.fullmatch(r"\((.*)\)\s*\^\s*\{?2\}?", a)
+    if square and moment == "E":
+        inner = _value(doc, "E", square.group(1))
+        var = _value(doc, "Var", square.group(1))
+        if inner is None or var is None:
+            return None
+        return simplify(var[0] + inner[0] ** 2), f"E[({square.group(1)})^2] = Var + E^2"
+    if re.fullmatch(r"[qk]_\{?[j\d]\}?", a):
+        return (Integer(0) if moment == "E" else SIGMA**2 if moment == "Var" else SIGMA), "one entry (the assumption)"
+    if re.fullmatch(r"q_\{?j\}?\s*k_\{?j\}?", a):
+        return (Integer(0) if moment == "E" else SIGMA**4 if moment == "Var" else SIGMA**2), "one term q_j k_j"
+    if re.fullmatch(_DOT, a):
+        mean, var = _moments("S")
+        what = "an entry of S = Q K^T"
+    else:
+        frac = re.fullmatch(r"\\frac\{\s*(" + _DOT + r")\s*\}\{(.*)\}", a) or re.fullmatch(
+            r"\(?\s*(" + _DOT + r")\s*\)?\s*/\s*(.*)", a)
+        if not frac:
+            return None
+        denominator = doc.read(frac.group(2))
+        if any(dim_name(str(s)) != "d_k" for s in getattr(denominator, "free_symbols", ())):
+            return None
+        mean, var = _moments("S'", 1 / sympify(denominator))
+        what = f"an entry of S' = S / {frac.group(2)}"
+    value = {"E": mean, "Var": var, "sd": sqrt(var)}[moment]
+    return simplify(value), what
+
+
+def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
+    """The verdict on a chain with a moment side, or None when no side is a moment."""
+    from ..statements._base import shown
+    from ..statements.statistics import SIGMA
+    from .judge import _dims_subs
+
+    stats = [statistic(t) for t in tex]
+    if not any(stats):
+        return None
+    if all(op not in ("eq", "approx") for op in ops):
+        return "unchecked", "a relation other than = between moments", None, ""
+    values: list[Any] = []
+    notes: list[str] = []
+    for t, st in zip(tex, stats, strict=True):
+        if st is not None:
+            got = _value(doc, *st)
+            if got is None:
+                values.append(None)
+                continue
+            values.append(got[0])
+            notes.append(got[1])
+            if got[1] == "one entry (the assumption)":
+                return "given", f"{t}: the distribution of the entries (assumed)", None, ""
+        else:
+            try:
+                e = doc.read(t)
+            except (MHASymbolicError, ValueError, TypeError):
+                values.append(None)
+                continue
+            free = getattr(e, "free_symbols", set())
+            if any(dim_name(str(s)) is None and str(s) != "sigma" for s in free):
+                values.append(None)
+                continue
+            values.append(sympify(e).xreplace({s: dimension_symbol("d_k") for s in free if dim_name(str(s)) == "d_k"}
+                                              ).xreplace({s: SIGMA for s in free if str(s) == "sigma"}))
+    unit = not any(v is not None and SIGMA in getattr(v, "free_symbols", set()) for v, st in zip(values, stats,
+                                                                                             strict=True) if not st)
+    compared = 0
+    last: tuple[int, Any] | None = None
+    for k in range(len(values)):
+        if k and ops[k - 1] not in ("eq", "approx"):
+            last = None
+        if values[k] is None:
+            continue
+        if last is not None:
+            j, a = last
+            a2, b2 = (sympify(x).subs(SIGMA, 1) if unit else sympify(x) for x in (a, values[k]))
+            a2, b2 = (x.subs(_dims_subs(doc, x)) for x in (a2, b2))
+            compared += 1
+            if simplify(a2 - b2) != 0:
+                return ("wrong", f"{tex[j]} = {shown(a2)} and {tex[k]} = {shown(b2)} "
+                        f"({'; '.join(notes)}{', unit-variance entries' if unit else ''})", shown(a2), "proven")
+        last = (k, values[k])
+    if not compared:
+        return "unchecked", "no side with a value to compare", None, ""
+    return "correct", f"{'; '.join(notes)}{', unit-variance entries' if unit else ''}: proven", None, "proven"
