@@ -108,6 +108,14 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
             return "shape", judge_shape_product(doc, products, sides_tex, ops)  # type: ignore[arg-type]
         if len(sides_tex) == 2 and re.fullmatch(r"\s*[ijk]\s*", sides_tex[0]) and "," in sides_tex[1]:
             return None  # an index range (i = 1, 2, 3)
+    if "in" in ops and ops.index("in") > 0:  # W_O = [...] \in R^{6 x 6}: the equality binds, then the shape
+        at = ops.index("in")
+        first = judge(doc, sides_tex[:at + 1], ops[:at], text)
+        second = judge(doc, sides_tex[at:], ops[at:], text)
+        got = [v for v in (first, second) if v is not None]
+        if first is not None and second is not None and first[1][0] == "given" and second[1][0] == "correct":
+            return first[0], (first[1][0], f"{first[1][1]}; {second[1][1]}", None, "")
+        return (got[0][0], _worst([v[1] for v in got])) if got else None
     if "in" in ops and "," in sides_tex[ops.index("in")]:
         parts = [p for p in _top_level_split(sides_tex[ops.index("in")]) if p.strip()]
         if len(parts) > 1:  # W_Q, W_K, W_V \in R^{a x b}: each of them
@@ -115,7 +123,12 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
                               ops, text) for p in parts]
             got = [v[1] for v in verdicts if v is not None]
             return ("shape", _worst(got)) if got else None
+    from .entries import judge_entry
     from .statistics import judge_statistic
+
+    entry = judge_entry(doc, sides_tex, ops)
+    if entry is not None:
+        return "number", entry
 
     stat = judge_statistic(doc, sides_tex, ops)
     if stat is not None:
@@ -201,11 +214,15 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
 # ----- values -----------------------------------------------------------------------------------------
 def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
-    if not e.atoms(MatrixSymbol):  # explicit numbers only (softmax of a given row): no model needed
+    from ..formulas import MultiHead
+
+    if not e.atoms(MatrixSymbol) and not e.atoms(MultiHead):  # explicit numbers only (softmax of a given row): no model needed
         value = e.doit()
         value = value.as_explicit() if isinstance(value, MatrixExpr) else value
         return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
     M = doc.model()
+    if e.atoms(MultiHead):
+        e = e.xreplace({m: M.steps["Output"].symbol for m in e.atoms(MultiHead)})
     givens, steps = doc.inputs_and_steps()
     if not {str(a) for a in e.atoms(MatrixSymbol)} & {"W_O", "Output"}:
         givens.pop("W_O", None)  # a W_O that cannot multiply the heads does not spoil a head's values

@@ -81,6 +81,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", r"\\mathrm{Concat}(\1)", t)
     if zero_based:
         t = _shift_heads(t)
+        t = re.sub(r"(\\mathrm\{head\}_)\{\s*h\s*-\s*1\s*\}", r"\1{h}", t)  # H_{h-1}: the last head
+    # Concat(a, b, \dots, z) -> Concat(a, \dots, z): the reader takes the first and the last
+    t = re.sub(r"(\\mathrm\{Concat\}\(\s*[^,()]+?),\s*[^,()]+?,\s*(\\(?:dots|ldots|cdots))", r"\1, \2", t)
     return t
 
 
@@ -119,6 +122,7 @@ class DocumentModel:
     assumed: dict[str, ImmutableMatrix] = field(default_factory=dict)
     shapes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     zero_based: bool = False
+    zero_based_code: bool = False
     convention: str = "projection"
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None

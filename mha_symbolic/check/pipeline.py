@@ -24,7 +24,9 @@ __all__ = ["check_document"]
 _CODE_NAMES = {"x": "X", "wq": "W_Q^{}", "w_q": "W_Q^{}", "wk": "W_K^{}", "w_k": "W_K^{}", "wv": "W_V^{}",
                "w_v": "W_V^{}", "wo": "W_O", "w_o": "W_O", "q": "Q_{}", "k": "K_{}", "v": "V_{}",
                "scores": "S_{}", "s": "S_{}", "scaled": "S'_{}", "weights": "A_{}", "attn": "A_{}", "a": "A_{}",
-               "head": "head_{}", "head_output": "head_{}", "concat": "Concat", "out": "Output",
+               "head": "head_{}", "head_output": "head_{}", "heads": "head_{}", "concat": "Concat", "out": "Output",
+               "attention": "A_{}", "attn_weights": "A_{}", "probs": "A_{}", "logits": "S_{}",
+               "scaled_scores": "S'_{}",
                "output": "Output"}
 
 
@@ -68,11 +70,19 @@ def check_document(text: str, name: str = "<text>") -> Report:
     pieces = extract(repair.text, name)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
+    doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\[0\]",
                                     repair.text))
     if re.search(r"X_\{?[i1-9]\}?\s*(?:\\,\s*)?W", repair.text):
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
-    for p in pieces:
+    from .tables import judge_table, table_groups
+
+    groups = table_groups(pieces)
+
+    def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, basis: str) -> None:
+        report.findings.append(Finding(q.line, q.text, status, expected, message, kind, basis, q.cell, q.output))
+
+    for index, p in enumerate(pieces):
         def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
                  basis: str = "", p: Any = p) -> None:
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
@@ -90,6 +100,8 @@ def check_document(text: str, name: str = "<text>") -> Report:
                         emit(p.line + c.row, c.text, status, message, expected, kind, basis)
             elif p.kind in ("code", "output") and p.name:
                 _code(doc, p, emit)
+            elif p.kind == "table" and index in groups:
+                judge_table(doc, groups[index], row_emit)
             elif p.kind == "prose":
                 _prose(doc, p, emit)
             elif p.kind == "unclosed":
@@ -139,17 +151,35 @@ def _code(doc: DocumentModel, p: Any, emit: Any) -> None:
             emit(p.line, p.text, "correct" if known == p.value else "wrong", f"{size} = {known}",
                  None if known == p.value else str(known), "setting", "computed")
         return
-    key = _code_key(p.name, doc.zero_based)
-    M = _matrix(p.value)
+    code_zero = bool(re.search(r"\b(?:[A-Za-z]+_?0|\w+\[0\])\b", p.name or "")) or doc.zero_based_code
+    key = _code_key(p.name, code_zero)
+    stacked = _stacked(p.value)
+    if key is None and stacked is not None:  # W_q = tensor of shape (h, d_model, d_k): one matrix per head
+        for k, M in enumerate(stacked):
+            _code_matrix(doc, p, emit, _code_key(f"{p.name}[{k}]", True), M)
+        return
+    _code_matrix(doc, p, emit, key, _matrix(p.value))
+
+
+def _stacked(value: Any) -> list[ImmutableMatrix] | None:
+    if isinstance(value, list) and value and all(isinstance(m, list) and m and all(isinstance(r, list) for r in m)
+                                                 for m in value):
+        mats = [_matrix(m) for m in value]
+        return None if any(m is None for m in mats) else mats  # type: ignore[return-value]
+    return None
+
+
+def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: ImmutableMatrix | None) -> None:
     if key is None or M is None:
         return
     tex = {"W_Q": "W_Q^{%s}", "W_K": "W_K^{%s}", "W_V": "W_V^{%s}"}
+    shift = 1 if doc.zero_based else 0  # the side is read in the document's numbering
     if "^" in key:
         base, i = key.split("^")
-        side = tex[base] % i
+        side = tex[base] % (int(i) - shift)
     elif "_" in key and key not in ("W_O",):
         base, i = key.rsplit("_", 1)
-        side = {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % i
+        side = {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % (int(i) - shift)
     else:
         side = {"Concat": r"\mathrm{Concat}", "Output": r"\mathrm{Output}"}.get(key, key)
     from sympy import latex as sympy_latex

@@ -1,0 +1,78 @@
+r"""Entries and rows of a matrix a document names: ``(A_0)_{12} \approx 0.005``,
+``\mathrm{out}_{3,1} \approx 1.758``, ``\mathrm{MultiHead}(X)_{1,:} \approx (\ldots)``.
+
+The matrix is computed by the engine (:func:`.judge._value`) with the document's givens; indices count
+from 1 unless one of them is 0.  A plain name (``out``, ``concat``, ``weights``) is the code name of a step.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import ImmutableMatrix
+
+from ..errors import MHASymbolicError
+from ..statements._base import agrees, shown
+from .model import DocumentModel
+
+__all__ = ["entry_side", "judge_entry"]
+
+_INDEX = r"_\{\s*(\d+)\s*,?\s*(\d+|:)\s*\}"
+_FORMS = [re.compile(r"^\s*\\left\(\s*(.+?)\s*\\right\)\s*" + _INDEX + r"\s*$"),
+          re.compile(r"^\s*\(\s*(.+?)\s*\)\s*" + _INDEX + r"\s*$"),
+          re.compile(r"^\s*(\\mathrm\{MultiHead\}\s*\(.*?\)|\\mathrm\{\w+\}|[A-Za-z]{2,})\s*" + _INDEX + r"\s*$"),
+          re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*,\s*(\d+|:)\s*\}\s*$")]
+
+
+def entry_side(tex: str) -> tuple[str, str, str] | None:
+    """``(matrix, row, column)`` texts of an entry or row access, or None."""
+    for form in _FORMS:
+        m = form.match(tex)
+        if m:
+            return m.group(1), m.group(2), m.group(3)
+    return None
+
+
+def _base_tex(doc: DocumentModel, base: str) -> str:
+    word = re.fullmatch(r"\\mathrm\{(\w+)\}|([A-Za-z]{2,})", base)
+    if word and (word.group(1) or word.group(2)) not in ("MultiHead", "Concat", "Output", "head"):
+        from .pipeline import _code_key
+
+        key = _code_key(word.group(1) or word.group(2), doc.zero_based_code)
+        if key in ("Output", "Concat"):
+            return r"\mathrm{%s}" % key
+    return base
+
+
+def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
+    """Compare a stated number (or row) with the entry (or row) the engine computes, or None."""
+    from .judge import _literal, _places, _value
+
+    at = next((k for k, t in enumerate(tex) if entry_side(t)), None)
+    if at is None or len(tex) != 2 or ops[0] not in ("eq", "approx"):
+        return None
+    base, r, c = entry_side(tex[at])  # type: ignore[misc]
+    other = tex[1 - at]
+    try:
+        stated = _literal(doc.read(other))
+        if stated is None:
+            return None
+        M = _value(doc, doc.read(_base_tex(doc, base)))
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        return "unchecked", f"{tex[at]}: {str(e).splitlines()[0][:160]}", None, ""
+    if any(not x.is_number for x in M):
+        return "assumed", f"{base} depends on values the document never gives", None, "computed"
+    zero = r == "0" or c == "0"
+    i = int(r) - (0 if zero else 1)
+    if not 0 <= i < M.rows or (c != ":" and not 0 <= int(c) - (0 if zero else 1) < M.cols):
+        return "wrong", f"{base} is {M.rows} x {M.cols}: it has no entry ({r}, {c})", None, "computed"
+    got = ImmutableMatrix([list(M.row(i))]) if c == ":" else ImmutableMatrix([[M[i, int(c) - (0 if zero else 1)]]])
+    places = _places(other)
+    if got.shape != stated.shape:
+        return "wrong", f"{tex[at]} has {got.cols} entries; the document states {stated.cols}", None, "computed"
+    where = f"row {r}" if c == ":" else f"entry ({r}, {c})"
+    if all(agrees(x, y, places) for x, y in zip(got, stated, strict=True)):
+        return "correct", f"{where} of {base} = {shown(got, places)} computed exactly; agrees", None, "computed"
+    return ("wrong", f"{where} of {base} = {shown(got, places)} computed exactly, not {other}", shown(got, places),
+            "computed")

@@ -1,0 +1,156 @@
+r"""Markdown tables of numbers: which matrix a table holds, bound or compared row by row.
+
+Explanation
+===========
+
+A table is read in one of three layouts:
+
+* **columns of named matrices** -- headers ``W_Q^1[:,1]``, ``W_Q^1[:,2]``, ``W_K^1[:,1]`` ...: column ``j`` of
+  each named matrix, one table row per matrix row;
+* **a head column** -- a first header ``head`` and a second label (the query token): the rows of head
+  ``k``'s matrix, in table order; the matrix is named by the caption (attention weights ``A``, scores
+  ``S``, head outputs ``head``);
+* **one matrix** -- every row a row of the matrix named by the caption (its first formula, ``$X$``,
+  ``$W^O$``, ``$[\mathrm{head}_1, \mathrm{head}_2]$``, or a word: output, embeddings, attention weights,
+  scores), or by headers ``head_1[1]`` ... (the concatenation).
+
+An input the document has not given yet is bound (``given``, on each row); anything else is computed by
+the engine with the document's givens and each row compared at the precision its numbers are written with.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import ImmutableMatrix, Rational
+from sympy import latex as sympy_latex
+
+from ..errors import MHASymbolicError
+from ..statements._base import agrees, shown
+from .judge import _places, _value, judge
+from .model import DocumentModel
+
+__all__ = ["judge_table", "table_groups"]
+
+_WORDS = [(r"attention weights?|weights|attention matrix|softmax", "A_{%s}"),
+          (r"scaled scores?|scaled logits?", "S'_{%s}"), (r"scores?|logits?", "S_{%s}"),
+          (r"head outputs?", r"\mathrm{head}_{%s}"), (r"concat", r"\mathrm{Concat}"),
+          (r"\boutput\b|multi-?head", r"\mathrm{Output}"), (r"embedding|input|rows of \$?x", "X")]
+_COLUMN = re.compile(r"\s*\$?(.+?)\$?\s*\[\s*:\s*,\s*(\d+)\s*\]\s*")
+
+
+def table_groups(pieces: list[Any]) -> dict[int, list[Any]]:
+    """Rows of one table, keyed by the index (in ``pieces``) of the table's last row."""
+    groups: dict[int, list[Any]] = {}
+    current: list[tuple[int, Any]] = []
+    for k, p in enumerate(pieces):
+        if p.kind != "table":
+            continue
+        if current and (p.columns != current[-1][1].columns or p.sentence != current[-1][1].sentence
+                        or p.cell != current[-1][1].cell or p.line != current[-1][1].line + 1):
+            groups[current[-1][0]] = [q for _, q in current]
+            current = []
+        current.append((k, p))
+    if current:
+        groups[current[-1][0]] = [q for _, q in current]
+    return groups
+
+
+def _numbers(p: Any) -> list[Any] | None:
+    v = p.value
+    if not isinstance(v, list) or not v or not all(isinstance(x, (int, float)) for x in v):
+        return None
+    return [Rational(str(x)) if isinstance(x, float) else x for x in v]
+
+
+def _subject(caption: str, head: str | None) -> str | None:
+    """The LaTeX name of the matrix a caption speaks of (``%s`` in it stands for the head)."""
+    for m in re.finditer(r"\$([^$]+)\$", caption):
+        name = m.group(1).strip()
+        if re.fullmatch(r"[A-Za-z]+(?:\^\{?\w+\}?|_\{?\w+\}?)*|\[.*\]|\\mathrm\{\w+\}(?:_\{?\w+\}?)?", name):
+            return name
+    for pattern, name in _WORDS:
+        if re.search(pattern, caption, re.I):
+            return name
+    return None
+
+
+def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
+    """Bind or compare the matrices a table holds; one finding per row."""
+    cols = [c.strip() for c in rows[0].columns]
+    numbers = [_numbers(p) for p in rows]
+    if any(n is None for n in numbers) or len({len(n or []) for n in numbers}) != 1:
+        return
+    width = len(numbers[0] or [])
+    refs = [_COLUMN.fullmatch(c) for c in cols[-width:]] if len(cols) >= width else []
+    if refs and all(refs):
+        by_name: dict[str, dict[int, list[Any]]] = {}
+        for k, m in enumerate(refs):
+            assert m is not None
+            by_name.setdefault(m.group(1), {})[int(m.group(2))] = [n[k] for n in numbers if n is not None]
+        for name, columns in by_name.items():
+            order = sorted(columns)
+            M = ImmutableMatrix([[columns[j][r] for j in order] for r in range(len(rows))])
+            _matrix(doc, name, M, rows, emit)
+        return
+    if cols and cols[0].lower() in ("head", "kopf", "cabeza") and all("|" in (p.name or "") for p in rows):
+        heads: dict[str, list[int]] = {}
+        for r, p in enumerate(rows):
+            heads.setdefault((p.name or "").split("|")[0].strip(), []).append(r)
+        for head, where in heads.items():
+            name = _subject(rows[0].sentence or "", head)
+            if name is None or "%s" not in name or not head.isdigit():
+                continue
+            M = ImmutableMatrix([numbers[r] for r in where])
+            _matrix(doc, name % head, M, [rows[r] for r in where], emit)
+        return
+    name = None
+    if all(re.fullmatch(r"\$?\\?(?:mathrm\{)?head\}?_\{?\d+\}?\$?\[\d+\]", c) for c in cols[-width:]):
+        name = r"\mathrm{Concat}"
+    name = name or _subject(rows[0].sentence or "", None)
+    if name is None or "%s" in name:
+        return
+    _matrix(doc, name, ImmutableMatrix([n for n in numbers if n is not None]), rows, emit)
+
+
+def _matrix(doc: DocumentModel, name: str, M: ImmutableMatrix, rows: list[Any], emit: Any) -> None:
+    """Bind ``name = M`` (an input) or compare ``M`` with the engine's value, row by row."""
+    try:
+        subject = doc.read(name)
+    except (MHASymbolicError, ValueError, TypeError):
+        return
+    key = str(subject) if hasattr(subject, "name") else None
+    is_input = key is not None and (key in ("X", "W_O") or "^" in key)
+    if is_input and key not in doc.values:
+        got = judge(doc, [name, sympy_latex(M)], ["eq"], rows[0].text)
+        if got is not None:
+            for p in rows:
+                emit(p, got[1][0], f"row of {name}: " + got[1][1], None, got[0], got[1][3])
+        return
+    try:
+        V = _value(doc, subject)
+    except MHASymbolicError as e:
+        for p in rows:
+            emit(p, "inconsistent", f"{name}: {str(e).splitlines()[0][:160]}", None, "number", "computed")
+        return
+    if any(not x.is_number for x in V):
+        for p in rows:
+            emit(p, "assumed", f"{name} depends on values the document never gives", None, "number", "computed")
+        return
+    if V.shape != M.shape:
+        for p in rows:
+            emit(p, "wrong", f"{name} is {V.rows} x {V.cols}; the table has {M.rows} x {M.cols}",
+                 f"{V.rows} x {V.cols}", "number", "computed")
+        return
+    for r, p in enumerate(rows):
+        places = _places(p.text)
+        got_row, said = list(V.row(r)), list(M.row(r))
+        at = "" if places is None else f" at {places} decimals"
+        if all(agrees(x, y, places) for x, y in zip(got_row, said, strict=True)):
+            emit(p, "correct", f"row {r + 1} of {name} = {shown(ImmutableMatrix([got_row]), places)} computed "
+                 f"exactly; agrees{at}", None, "number", "computed")
+        else:
+            emit(p, "wrong", f"row {r + 1} of {name} = {shown(ImmutableMatrix([got_row]), places)} computed exactly;"
+                 f" the table says [{', '.join(str(x) for x in p.value)}]{at}",
+                 shown(ImmutableMatrix([got_row]), places), "number", "computed")
