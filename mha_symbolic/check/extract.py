@@ -129,6 +129,11 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     dollarmath_plugin(md, allow_space=True, allow_digits=True, allow_blank_lines=False, double_inline=True)
     amsmath_plugin(md)
+    # a bare \begin{bmatrix} inside a paragraph (after "$$" on the line above) continues that paragraph,
+    # where the inline rules read the display; on its own after a blank line it is still a block
+    from mdit_py_plugins.amsmath import amsmath_block
+
+    md.block.ruler.at("amsmath", amsmath_block, {"alt": ["reference", "blockquote", "list", "footnote_def"]})
     brackets = texmath_rules["brackets"]
     md.inline.ruler.before("escape", "math_paren", make_inline_func(brackets["inline"][0]))
     md.inline.ruler.before("escape", "math_bracket", make_inline_func(_BRACKET_INLINE))

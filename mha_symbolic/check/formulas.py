@@ -10,6 +10,8 @@ as ``expected``.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from sympy import MatrixSymbol
@@ -70,9 +72,18 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
     known = {str(a) for s in sides for a in s.atoms(MatrixSymbol)}
     M = doc.model()
     model_names = {"X", "W_O", *M.steps} | {str(w) for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]}
-    generic_steps = {"X", "W_O", "Q_i", "K_i", "V_i", "S_i", "S'_i", "A_i", "head_i", "W_Q^i", "W_K^i", "W_V^i",
-                     "Concat", "Output"}
+    from .model import generic_model
+
+    G = generic_model(doc.convention)
+    generic_steps = {"X", "W_O", *G.steps} | {str(w) for k in ("W_Q", "W_K", "W_V") for w in G.inputs[k]}
     foreign = {n for n in known if n not in model_names and n not in generic_steps}
+    name = str(sides[0]) if len(sides) == 2 and ops[0] in ("eq", "def") and getattr(sides[0], "is_symbol", False) \
+        else None
+    if name is not None and re.fullmatch(r"[A-Za-z]\w*", name) and (
+            name in foreign or (not isinstance(sides[0], MatrixSymbol) and name not in model_names | generic_steps)):
+        doc.definitions[name] = sides[1]  # Z = softmax(Q K^T / sqrt(d_k)) V: later rank(Z) reads this
+        inputs = sorted(foreign - {name})
+        return "given", f"a definition of {name}" + (f" in {', '.join(inputs)}" if inputs else ""), None, ""
     if foreign:
         return "given", f"a definition of {', '.join(sorted(foreign))}", None, ""
     try:

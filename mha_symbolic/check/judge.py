@@ -96,8 +96,21 @@ def _scalar_free(e: Any) -> bool:
 def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -> tuple[str, Verdict3] | None:
     """(kind, verdict) for one chain, or None when it states nothing checkable (a lone name)."""
     sides_tex, ops = list(sides_tex), list(ops)
-    while ops and ops[-1] == "colon" and not sides_tex[-1].strip():  # "Q = X W_Q:" before a shape line
+    if sides_tex and re.fullmatch(r"\s*\\(?:mathrm|text|operatorname)\{head\}_\{?h\}?\s*", sides_tex[0]):
+        # head_h = Attention(Q W_Q^h, ...): h names a general head here, as i does elsewhere
+        sides_tex = [re.sub(r"([_^])\{?h\}?(?![A-Za-z])", r"\1i", t) for t in sides_tex]
+    while ops and ops[-1] in ("colon", "to") and not sides_tex[-1].strip():  # "Q = X W_Q:", "n = 8 ->"
         sides_tex, ops = sides_tex[:-1], ops[:-1]
+    while ops and not sides_tex[0].strip():  # "= (8, 2) x (2, 8) = (8, 8)" continues the line above
+        sides_tex, ops = sides_tex[1:], ops[1:]
+    sides_tex = [_dim_spelling(t) for t in sides_tex]
+    if "to" in ops:  # Q_1 = X_1 W_Q^1 -> (8, 2) x (2, 2) = (8, 2): each part on its own
+        at = ops.index("to")
+        parts = [judge(doc, sides_tex[:at + 1], ops[:at], text), judge(doc, sides_tex[at + 1:], ops[at + 1:], text)]
+        got = [v for v in parts if v is not None]
+        if not got:
+            return None
+        return got[0][0], _worst([v[1] for v in got])
     if not ops or all(op in ("to", "colon") for op in ops):
         return None
     if all(op in ("eq", "approx") for op in ops):
@@ -139,13 +152,70 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
         return "shape", _shape(doc, sides_tex, ops)
     try:
         sides = [doc.read(s) for s in sides_tex]
+    except ShapeError as e:
+        return "formula", ("inconsistent", f"{str(e).splitlines()[0][:200]}", None, "proven")
     except (ParseError, MHASymbolicError, ValueError, TypeError) as e:
         return "formula", ("unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, "")
+    clash = _declared_clash(doc, sides, sides_tex) or _misaligned(doc, sides)
+    if clash is not None:
+        return "shape", clash
     if all(_scalar_free(s) and not isinstance(s, MatrixBase) for s in sides):
         return "setting", _setting(doc, sides, sides_tex, ops)
     if any(_literal(s) is not None for s in sides):
         return "number", _number(doc, sides, sides_tex, ops)
     return "formula", _formula(doc, sides, sides_tex, ops)
+
+
+def _declared_clash(doc: DocumentModel, sides: list[Any], tex: list[str]) -> Verdict3 | None:
+    """A weight used here whose declared shape (``Shape: (4, 2)``) the product it sits in cannot take."""
+    from sympy import MatMul
+
+    if not doc.shapes:
+        return None
+    for side in sides:
+        for product in getattr(side, "atoms", lambda *a: set())(MatMul):
+            factors = [f for f in product.args if hasattr(f, "shape")]
+            for left, right in zip(factors, factors[1:]):
+                name = re.sub(r"\^\d+$", "", str(right))
+                declared = doc.shapes.get(name) or doc.shapes.get(name.replace("W_", "W_{") + "}")
+                if declared is None:
+                    continue
+                (rows, cols), line = declared
+                have = left.shape[1]
+                if str(have) != rows:
+                    return ("inconsistent", f"{name} declared {rows} x {cols} at line {line}, but here {left} {right} is "
+                            f"{tuple(left.shape)} x ({rows}, {cols}) — inner dimensions {have} and {rows} differ",
+                            None, "proven")
+    return None
+
+
+def _misaligned(doc: DocumentModel, sides: list[Any]) -> Verdict3 | None:
+    """A product whose inner sizes are different sizes of the model (``W_O \\mathrm{Concat}(...)``: d_model
+    and n) -- undefined unless they happen to be equal.  Says when the column convention (every matrix
+    transposed) would make it fit."""
+    from sympy import MatMul
+
+    for side in sides:
+        for product in getattr(side, "atoms", lambda *a: set())(MatMul):
+            factors = [f for f in product.args if hasattr(f, "shape")]
+            for a, b in zip(factors, factors[1:]):
+                inner = simplify(sympify(a.shape[1]) - sympify(b.shape[0]))
+                inner = inner.subs(_dims_subs(doc, inner)) if inner.free_symbols else inner
+                if inner == 0 or not inner.free_symbols and inner.is_zero is not False:
+                    continue
+                columns = simplify(sympify(a.shape[0]) - sympify(b.shape[1])) == 0
+                why = (f"; read in the column convention (each matrix transposed, {b}^T {a}^T ... as columns) it "
+                       "fits, so the document mixes the two conventions") if columns else ""
+                return ("inconsistent", f"{a} ({a.shape[0]} x {a.shape[1]}) times {b} ({b.shape[0]} x {b.shape[1]}): "
+                        f"inner sizes {a.shape[1]} and {b.shape[0]} differ{why}", None, "proven")
+    return None
+
+
+def _dim_spelling(tex: str) -> str:
+    """A side that is a size in words or another spelling (``\\text{sequence length}``) as the size's name."""
+    name = dim_name(tex.strip())
+    return {"d_model": "d_{model}"}.get(name, name) if name is not None and not re.fullmatch(r"\s*\w\s*", tex) \
+        else tex
 
 
 def _top_level_split(tex: str) -> list[str]:
@@ -248,6 +318,22 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
 
 
+def _input_key(doc: DocumentModel, tex: str) -> str | None:
+    """``X``, ``W_O`` or ``W_Q^2`` when a side names an input in any of the document's spellings, else None
+    (a per-head weight is an input whatever the sizes known so far)."""
+    from .model import canonical_tex
+
+    t = canonical_tex(tex, doc.zero_based).replace(" ", "")
+    if t in ("X", "W_O", "W^O", "W^{O}", "W_{O}"):
+        return "X" if t == "X" else "W_O"
+    m = re.fullmatch(r"W_\{?([QKV])\}?\^\{?(\d+)\}?|W\^\{?([QKV])\}?_\{?(\d+)\}?|W_\{?(\d+)\}?\^\{?([QKV])\}?", t)
+    if not m:
+        return None
+    letter = m.group(1) or m.group(3) or m.group(6)
+    index = int(m.group(2) or m.group(4) or m.group(5))  # canonical_tex has counted 0-based heads up
+    return f"W_{letter}^{index}"
+
+
 def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
     stated_at = [i for i, s in enumerate(sides) if _literal(s) is not None]
     k = stated_at[-1]
@@ -262,7 +348,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     for i, s in enumerate(sides):
         if i == k or _literal(s) is not None:
             continue
-        key = str(s) if isinstance(s, MatrixSymbol) else None
+        key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
         is_input = key is not None and (key in ("X", "W_O") or "^" in key)
         if key is not None and is_input and key not in doc.values:
             known = doc.known_dims()

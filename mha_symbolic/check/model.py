@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, S, Symbol
+from sympy import ImmutableMatrix, MatrixSymbol, S, Symbol, expand, sympify
 
 from ..attention import MultiHeadAttention
 from ..errors import MHASymbolicError, ParseError
@@ -38,6 +38,8 @@ __all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "gene
 
 DIMS = ("n", "d_model", "h", "d_k", "d_v")
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
+                "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
+                "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",
                 "d_model": "d_model", "dmodel": "d_model", "d": "d_model", "D": "d_model", "d_{model}": "d_model",
                 "h": "h", "H": "h", "n_heads": "h", "num_heads": "h", "nheads": "h",
                 "d_k": "d_k", "dk": "d_k", "p_k": "d_k", "p_q": "d_k", "d_q": "d_k", "d_head": "d_k",
@@ -60,13 +62,16 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     >>> canonical_tex(r"\mathrm{head_0} = H_0", zero_based=True)
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
     """
-    t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", tex)
+    t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", tex)  # spacing commands
+    t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
+    t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)  # X_{\text{head1}}: head 1's block
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}", r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
     t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)",
                lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
     t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*$", lambda m: _row(m.group(1)), t)
+    t = _python_lists(t)
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
@@ -77,6 +82,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\\A-Za-z])([QKVSAHZ]'?)\^\{\((\w+)\)\s*(\\top|T|\\intercal|\\mathsf\{T\})?\s*\}",
                lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
     t = re.sub(r"(?<![\\A-Za-z])H_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)
+    t = re.sub(r"(?<![\\A-Za-z])Z_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # Z_i: a head's output
+    t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
     t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", r"\\mathrm{Concat}(\1)", t)
     if zero_based:
@@ -85,6 +92,21 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     # Concat(a, b, \dots, z) -> Concat(a, \dots, z): the reader takes the first and the last
     t = re.sub(r"(\\mathrm\{Concat\}\(\s*[^,()]+?),\s*[^,()]+?,\s*(\\(?:dots|ldots|cdots))", r"\1, \2", t)
     return t
+
+
+_NUM = r"[-−]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+_LIST = rf"\[\s*{_NUM}(?:\s*,\s*{_NUM})*\s*,?\s*\]"
+
+
+def _python_lists(t: str) -> str:
+    """``[1, 3]`` and ``[[1, 0], [0, 1]]`` (Python or printed lists in a formula) as LaTeX matrices."""
+    def matrix(m: re.Match[str]) -> str:
+        rows = re.findall(_LIST, m.group(0))
+        return r"\begin{bmatrix}" + r" \\ ".join(
+            " & ".join(x.strip().replace("−", "-") for x in r.strip("[] ,").split(",") if x.strip())
+            for r in rows) + r"\end{bmatrix}"
+    t = re.sub(rf"\[\s*{_LIST}(?:\s*,\s*{_LIST})*\s*,?\s*\]", matrix, t)
+    return re.sub(rf"(?<![A-Za-z_\]}}])\s*{_LIST}", lambda m: " " + matrix(m), t)
 
 
 def _row(numbers: str) -> str:
@@ -123,6 +145,10 @@ class DocumentModel:
     shapes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     zero_based: bool = False
     zero_based_code: bool = False
+    aliases: dict[str, str] = field(default_factory=dict)  # Q = K = V = X_1 in this section
+    current_head: int | None = None  # the head a section ("Head 2") speaks of: bare S, A, Z are its steps
+    definitions: dict[str, Any] = field(default_factory=dict)  # Z = softmax(Q K^T / sqrt(d_k)) V
+    last_subject: str | None = None  # the matrix a heading or the last binding named ("Shape: (4, 2)" is its)
     convention: str = "projection"
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
@@ -144,11 +170,15 @@ class DocumentModel:
         if "X" in self.values:
             d.setdefault("n", self.values["X"].rows)
             d.setdefault("d_model", self.values["X"].cols)
-        heads = {k for k in self.values if k.startswith("W_Q^")}
+        heads = {k for k in self.values if k.startswith(("W_Q^", "W_K^", "W_V^"))}
+        for k in sorted(heads):
+            d.setdefault("d_v" if k.startswith("W_V") else "d_k", self.values[k].cols)
         if heads and "h" not in d and "d_model" in d:
-            d["h"] = max(int(k.split("^")[1]) for k in heads)
-        for k in heads:
-            d.setdefault("d_k", self.values[k].cols)
+            width = d.get("d_k") if self.convention == "projection" else None
+            if width and d["d_model"] % width == 0:
+                d["h"] = d["d_model"] // width  # W_Q^1 is d_model x d_k: h = d_model / d_k
+            else:
+                d["h"] = max(int(k.split("^")[1]) for k in heads)
         return d
 
     def model(self) -> MultiHeadAttention:
@@ -174,7 +204,17 @@ class DocumentModel:
     # ----- reading ------------------------------------------------------------------------------------
     def read(self, tex: str) -> Any:
         """A side of a relation as a SymPy expression in the model's symbols (ParseError if unreadable)."""
-        text = canonical_tex(tex, self.zero_based)
+        bound = r"([^\[\],:]*)"
+        sliced = re.fullmatch(rf"\s*([A-Za-z]\w*)\s*\[\s*{bound}:{bound},\s*{bound}:{bound}\]\s*", tex) or \
+            re.fullmatch(rf"\s*([A-Za-z]\w*)\s*\[\s*()()\s*:\s*,\s*{bound}:{bound}\]\s*", tex)
+        if sliced:  # X[:, 0:2], X[:, (i-1)d_k : i d_k]: Python's slice, rows then columns, 0-based, half-open
+            base = self.read(sliced.group(1))
+            index = generic_model(self.convention).head_indices[0]
+            ends = [None if not g.strip() else expand(sympify(self.read(g)).xreplace(
+                {s: index for s in sympify(self.read(g)).free_symbols if str(s) == "i"})) for g in sliced.groups()[1:]]
+            return base[slice(ends[0], ends[1]), slice(ends[2], ends[3])]
+        text = self._local_names(tex)
+        text = canonical_tex(text, self.zero_based)
         tables = [self.table(), _generic_table(self.convention)]
         if _GENERIC_HEAD.search(text):
             tables.reverse()  # W_i^Q, head_i: the general head i of the model
@@ -184,9 +224,21 @@ class DocumentModel:
             if tables[1] is tables[0]:
                 raise
             got = read_expression(text, tables[1], strict=False)
+        if self.definitions and hasattr(got, "free_symbols"):
+            named = {a: self.definitions[str(a)] for a in got.free_symbols if str(a) in self.definitions}
+            got = got.xreplace(named) if named else got
         if getattr(got, "has", None) and got.has(S.ImaginaryUnit):
             raise ParseError(f"{tex!r}: a bare I is read as the identity only with its size (I_n)")
         return got
+
+    def _local_names(self, tex: str) -> str:
+        """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
+        for name, target in self.aliases.items():
+            tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{]))({name})(?![_a-z{{])", "(" + target + ")", tex)
+        if self.current_head is not None:
+            k = self.current_head - (1 if self.zero_based else 0)
+            tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(])", lambda m: f"{m.group(1)}_{{{k}}}", tex)
+        return tex
 
     def key(self, obj: Any) -> str | None:
         """The model key of a symbol (``X``, ``W_Q^1``, ``A_1``, ``Concat``), or None."""

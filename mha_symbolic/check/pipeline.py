@@ -61,10 +61,12 @@ def _matrix(value: Any) -> ImmutableMatrix | None:
     return None
 
 
-def check_document(text: str, name: str = "<text>") -> Report:
-    """Check a document (Markdown, plain text or a notebook's JSON) with the pipeline."""
+def check_document(text: str, name: str = "<text>", seconds_per_piece: float | None = 5.0) -> Report:
+    """Check a document (Markdown, plain text or a notebook's JSON) with the pipeline; a piece that takes
+    longer than ``seconds_per_piece`` is reported ``unchecked`` with the time it was given."""
+    from .budget import PieceTimeout, time_limit
     from .extract import extract
-    from .read import chains
+    from .tables import table_groups
 
     repair = repair_encoding(text)
     pieces = extract(repair.text, name)
@@ -73,10 +75,8 @@ def check_document(text: str, name: str = "<text>") -> Report:
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\[0\]",
                                     repair.text))
-    if re.search(r"X_\{?[i1-9]\}?\s*(?:\\,\s*)?W", repair.text):
+    if re.search(r"X_\{?(?:[i1-9]|\\text\{head\s*\d\})\}?\s*(?:=|(?:\\times|\\cdot|\\,)?\s*W)", repair.text):
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
-    from .tables import judge_table, table_groups
-
     groups = table_groups(pieces)
 
     def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, basis: str) -> None:
@@ -87,30 +87,103 @@ def check_document(text: str, name: str = "<text>") -> Report:
                  basis: str = "", p: Any = p) -> None:
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
         try:
-            if p.kind == "math":
-                here, scoped = _scoped(doc, p)
-                for c in chains(p.text):
-                    if scoped and _is_binding(c, scoped):
-                        emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
-                             f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
-                        continue
-                    got = judge(here, list(c.sides), list(c.ops), c.text)
-                    if got is not None:
-                        kind, (status, message, expected, basis) = got
-                        emit(p.line + c.row, c.text, status, message, expected, kind, basis)
-            elif p.kind in ("code", "output") and p.name:
-                _code(doc, p, emit)
-            elif p.kind == "table" and index in groups:
-                judge_table(doc, groups[index], row_emit)
-            elif p.kind == "prose":
-                _prose(doc, p, emit)
-            elif p.kind == "unclosed":
-                emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+            with time_limit(seconds_per_piece):
+                _piece(doc, p, index, groups, emit, row_emit)
+        except PieceTimeout:
+            emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
                 IndexError, KeyError, NotImplementedError) as e:
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
+
+
+def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]], emit: Any, row_emit: Any
+           ) -> None:
+    from .read import chains
+    from .tables import judge_table
+
+    if p.kind == "heading":
+        from .read import scope
+
+        named = re.findall(r"\$\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*\$", p.text) or re.findall(
+            r"\b(?:matrix|matrices|input|weights?)\s+([A-Z])\b", p.text, re.I)
+        doc.last_subject = named[0] if len(named) == 1 else None
+
+        head = scope(p.text).get("head") or _heading_head(p.text)
+        if head is not None or "$" not in p.text:
+            doc.aliases = {}
+            doc.current_head = head
+    if p.kind == "math":
+        here, scoped = _scoped(doc, p)
+        for c in chains(p.text):
+            alias = _alias(c)
+            if alias is not None:
+                doc.aliases = {name: alias for name in c.sides[:-1]}
+                note = _identity_projections(doc, alias, c.sides[:-1])
+                emit(p.line + c.row, c.text, "given", f"{', '.join(c.sides[:-1])} stand for {alias} in this section"
+                     + note, kind="formula")
+                continue
+            if scoped and _is_binding(c, scoped):
+                emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
+                     f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
+                continue
+            if c.ops and c.ops[0] == "eq" and re.fullmatch(r"[A-Za-z](?:_\{?[^=]*?\}?)?(?:\^\{?\w+\}?)?", c.sides[0].strip()):
+                doc.last_subject = c.sides[0].strip()
+            got = judge(here, list(c.sides), list(c.ops), c.text)
+            if got is not None:
+                kind, (status, message, expected, basis) = got
+                emit(p.line + c.row, c.text, status, message, expected, kind, basis)
+    elif p.kind in ("code", "output") and p.name:
+        _code(doc, p, emit)
+    elif p.kind == "table" and index in groups:
+        judge_table(doc, groups[index], row_emit)
+    elif p.kind == "prose":
+        _prose(doc, p, emit)
+    elif p.kind == "unclosed":
+        emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+
+
+def _identity_projections(doc: DocumentModel, alias: str, names: list[str]) -> str:
+    """``Q = K = V = X_1`` in the split convention (or ``= X`` with one head): the head's projections are the
+    identity; bound as givens so that the engine computes the section's steps."""
+    from sympy import eye
+
+    from .model import as_int
+
+    m = re.fullmatch(r"X(?:_\{?(\d+)\}?)?", alias.strip())
+    known = doc.known_dims()
+    known.setdefault("d_k", as_int(doc.model().dims.d_k))  # type: ignore[arg-type]
+    if not m or known.get("d_k") is None:
+        return ""
+    split = doc.convention == "split" and m.group(1) is not None
+    if not split and not (m.group(1) is None and known.get("h") == 1):
+        return ""
+    k = int(m.group(1)) + (1 if doc.zero_based else 0) if m.group(1) else 1
+    bound = []
+    for name in names:
+        key = f"W_{name}^{k}"
+        if key not in doc.values:
+            doc.values[key] = eye(known["d_k"]).as_immutable()
+            bound.append(key)
+    doc._model = doc._table = None
+    if doc.current_head is None:
+        doc.current_head = k - (1 if doc.zero_based else 0)
+    return f" (so {', '.join(bound)} = I)" if bound else ""
+
+
+def _heading_head(text: str) -> int | None:
+    m = re.search(r"\b(?:head|kopf|cabeza|tête)\s*#?\s*(\d+)\b", text, re.I)
+    return int(m.group(1)) if m else None
+
+
+def _alias(c: Any) -> str | None:
+    """``Q = K = V = X_1``: the layer's inputs named as one matrix, or None."""
+    sides = [x.strip() for x in c.sides]
+    if len(sides) >= 2 and all(op == "eq" for op in c.ops) and all(x in ("Q", "K", "V") for x in sides[:-1]) \
+            and sides[-1] not in ("Q", "K", "V") and re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?", sides[-1]):
+        return sides[-1]
+    return None
 
 
 def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
@@ -190,8 +263,20 @@ def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: Immu
         emit(p.line, p.text, status, message, expected, kind, basis)
 
 
+_SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
+
+
 def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
     from .read import settings
+
+    declared = re.search(_SHAPE_WORDS + r"\s*:\s*\$?\s*\(\s*(\w+)\s*(?:,|\\times|×|x)\s*(\w+)\s*\)\s*\$?",
+                         p.text, re.I)
+    if declared:
+        here = re.findall(r"\$\s*([A-Za-z](?:_\{[^{}$]*(?:\{[^{}$]*\})?[^{}$]*\}|_\w)?(?:\^\{?\w+\}?)?)\s*=",
+                          p.text[:declared.start()])
+        subject = here[-1] if here else doc.last_subject
+        if subject:
+            _declare(doc, p, emit, subject, declared.group(1), declared.group(2))
 
     for s in settings(re.sub(r"\$[^$]*\$", " ", p.text)):  # inline math is judged as math
         known = doc.known_dims().get(s.name)
@@ -203,3 +288,21 @@ def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
                  "computed")
         else:
             emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")
+
+
+def _declare(doc: DocumentModel, p: Any, emit: Any, subject: str, rows: str, cols: str) -> None:
+    """``Shape: (4, 2)`` under a heading or after a formula naming one matrix: its declared shape, checked
+    against the model now and against every later use (:func:`.judge.judge` reports a contradiction)."""
+    from .judge import judge
+
+    per_head = re.fullmatch(r"W_\{?([QKV])\}?", subject)
+    probe = r"W_{%s}^{%d}" % (per_head.group(1), 0 if doc.zero_based else 1) if per_head else subject
+    got = judge(doc, [probe, r"\mathbb{R}^{%s \times %s}" % (rows, cols)], ["in"], p.text)
+    if got is not None and got[1][0] == "wrong" and per_head:
+        # a weight's declared shape that the model's sizes contradict: recorded, reported where it is used
+        doc.shapes[subject] = ((rows, cols), p.line)
+        emit(p.line, p.text, "given", f"{subject} declared {rows} x {cols}", kind="shape")
+        return
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)

@@ -62,6 +62,8 @@ def _in_model(M: Any, e: Any) -> Any:
             repl[a] = getattr(M, name)
         elif "^" in name and name.split("^")[0] in M.inputs:
             repl[a] = M.inputs[name.split("^")[0]][0]
+        elif name in ("Q", "K", "V"):  # the attention's inputs: one head's queries, keys and values
+            repl[a] = M.steps[step_name(M, f"{name}_i")].expr
         else:
             repl[a] = M.steps[step_name(M, name)].expr
     for s in e.free_symbols:

@@ -86,18 +86,26 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     return "correct", f"{tex[where]} is {got} by the model's shape rules", None, "proven"
 
 
-_PAIR = r"\(?\s*([^()]+?)\s*(?:\\times|×|(?<=\d)\s*x\s*(?=\d))\s*([^()]+?)\s*\)?"
+_PAIR = r"\(?\s*([^()]+?)\s*(?:\\times|×|,|(?<=\d)\s*x\s*(?=\d))\s*([^()]+?)\s*\)?"
 
 
 def shape_product(tex: str) -> list[tuple[str, str]] | None:
-    r"""``(6 \times 12)(12 \times 4)`` -> ``[("6", "12"), ("12", "4")]``; ``6 \times 4`` -> ``[("6", "4")]``;
-    None when ``tex`` is not a product of shapes."""
+    r"""``(6 \times 12)(12 \times 4)`` or ``(8, 2) \times (2, 2) / \sqrt{2}`` -> the factors' shapes
+    ``[("6", "12"), ("12", "4")]``; ``6 \times 4`` -> ``[("6", "4")]``; ``\text{Concat}[(8, 2), (8, 2)]`` ->
+    ``[("8", "2 + 2")]``; None when ``tex`` is not a product of shapes."""
     t = re.sub(r"\\(?:left|right|[,;:!]|quad|qquad)", " ", tex).strip()
+    t = re.sub(r"\s*/\s*(?:\\sqrt\{[^{}]*\}|\d+)\s*$", "", t)  # a scalar divisor keeps the shape
+    concat = re.fullmatch(r"\\(?:text|mathrm|operatorname)\{Concat\}\s*[\[(]\s*(.*?)\s*[\])]", t)
+    if concat:
+        blocks = shape_product(concat.group(1).replace("),", ")"))
+        if not blocks or len(blocks) < 2:
+            return None
+        return [(blocks[0][0], " + ".join(f"({b[1]})" for b in blocks)), *[("=" + b[0], "") for b in blocks[1:]]]
     if "(" not in t:
         m = re.fullmatch(_PAIR, t)
-        return [(m.group(1), m.group(2))] if m else None
+        return [(m.group(1), m.group(2))] if m and "," not in t else None
     pairs = re.findall(r"\(([^()]+)\)", t)
-    if re.sub(r"\([^()]+\)", "", t).strip() or not pairs:
+    if re.sub(r"\([^()]+\)|\\times|×|\\cdot", "", t).strip() or not pairs:
         return None
     out = []
     for p in pairs:
@@ -114,6 +122,12 @@ def judge_shape_product(doc: DocumentModel, products: list[list[tuple[str, str]]
     ``(a x b)(b x c) = a x c`` (inner sizes must agree), the sides compared."""
     shapes = []
     for k, factors in enumerate(products):
+        rows_equal = [f[0][1:] for f in factors if f[0].startswith("=")]  # Concat blocks: same rows
+        factors = [f for f in factors if not f[0].startswith("=")]
+        for r in rows_equal:
+            if simplify(_size(doc, doc.read(r)) - _size(doc, doc.read(factors[0][0]))) != 0:
+                return ("inconsistent", f"{tex[k]}: blocks with {factors[0][0]} and {r} rows cannot be placed side by "
+                        "side", None, "proven")
         sized = [tuple(_size(doc, doc.read(x)) for x in f) for f in factors]
         for (a, b), (c, d) in zip(sized, sized[1:]):
             if simplify(sympify(b) - sympify(c)) != 0:
