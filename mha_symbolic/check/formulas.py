@@ -19,7 +19,7 @@ from sympy import MatrixSymbol
 from ..errors import MHASymbolicError
 from ..latex import latex
 from ..parse import equivalent
-from .model import DocumentModel
+from .model import DocumentModel, dim_name
 
 __all__ = ["judge_formula"]
 
@@ -79,8 +79,8 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
     foreign = {n for n in known if n not in model_names and n not in generic_steps}
     name = str(sides[0]) if len(sides) == 2 and ops[0] in ("eq", "def") and getattr(sides[0], "is_symbol", False) \
         else None
-    if name is not None and re.fullmatch(r"[A-Za-z]\w*", name) and (
-            name in foreign or (not isinstance(sides[0], MatrixSymbol) and name not in model_names | generic_steps)):
+    if name is not None and (name in foreign or (not isinstance(sides[0], MatrixSymbol) and dim_name(name) is None
+                                                 and name not in model_names | generic_steps)):
         doc.definitions[name] = sides[1]  # Z = softmax(Q K^T / sqrt(d_k)) V: later rank(Z) reads this
         inputs = sorted(foreign - {name})
         return "given", f"a definition of {name}" + (f" in {', '.join(inputs)}" if inputs else ""), None, ""
@@ -91,13 +91,24 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
     except (MHASymbolicError, KeyError, ValueError, TypeError) as e:
         return "unchecked", f"not expanded: {str(e).splitlines()[0][:160]}", None, ""
     for k, op in enumerate(ops):
-        if op not in ("eq", "def", "approx"):
+        if op not in ("eq", "def", "approx", "ne"):
             return "unchecked", f"operator {op} between matrix expressions", None, ""
         a, b = expanded[k], expanded[k + 1]
         try:
             same = equivalent(a, b)
         except (MHASymbolicError, ValueError, TypeError) as e:
             return "unchecked", f"not compared: {str(e).splitlines()[0][:160]}", None, ""
+        if op == "ne":
+            if same:
+                return ("wrong", f"{tex[k]} and {tex[k + 1]} are the same expression in the model's inputs "
+                        f"({latex(a)})", None, "proven")
+            on_values = _on_values(doc, sides[k], sides[k + 1])
+            if on_values is False:
+                continue
+            return ("unchecked" if on_values is None else "wrong",
+                    "not proven equal, and no values of the document tell them apart" if on_values is None else
+                    f"{tex[k]} and {tex[k + 1]} are equal on the document's values", None,
+                    "" if on_values is None else "computed")
         if not same:
             on_values = _on_values(doc, sides[k], sides[k + 1])
             if on_values is True:

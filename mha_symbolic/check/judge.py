@@ -246,6 +246,7 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
                 values[i] = value
     if any(not v.is_number for v in values):
         if not all(op == "eq" for op in ops):
+            doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
             return "given", "a constraint on sizes the document has not fixed", None, ""
         free = sorted({str(s) for v in values for s in v.free_symbols})
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
@@ -345,6 +346,8 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     else:
         stated_shape = stated.shape
     verdicts: list[Verdict3] = []
+    if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
+        return _compare_chain([_literal(s) for s in sides], ops, tex, "computed")
     for i, s in enumerate(sides):
         if i == k or _literal(s) is not None:
             continue
@@ -358,6 +361,10 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
             doc.values[key] = stated
             doc._model = doc._table = None
             verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
+            continue
+        if isinstance(s, Symbol) and dim_name(s.name) is None and s.name not in doc.definitions:
+            doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
+            verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))
             continue
         if _scalar_free(s):
             value = simplify(s.subs(_dims_subs(doc, s)))

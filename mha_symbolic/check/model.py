@@ -70,7 +70,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
     t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)",
                lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
-    t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*$", lambda m: _row(m.group(1)), t)
+    t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*(\^\s*\{?(?:T|\\top)\}?)?\s*$",
+               lambda m: _row(m.group(1), column=bool(m.group(2))), t)  # (0, 1, 2)^T: a column
     t = _python_lists(t)
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
@@ -109,9 +110,10 @@ def _python_lists(t: str) -> str:
     return re.sub(rf"(?<![A-Za-z_\]}}])\s*{_LIST}", lambda m: " " + matrix(m), t)
 
 
-def _row(numbers: str) -> str:
-    """``3, 0`` as the row vector ``\\begin{bmatrix} 3 & 0 \\end{bmatrix}``."""
-    return r"\begin{bmatrix}" + " & ".join(x.strip() for x in numbers.split(",")) + r"\end{bmatrix}"
+def _row(numbers: str, column: bool = False) -> str:
+    """``3, 0`` as the row vector ``\\begin{bmatrix} 3 & 0 \\end{bmatrix}`` (or as a column)."""
+    sep = r" \\ " if column else " & "
+    return r"\begin{bmatrix}" + sep.join(x.strip() for x in numbers.split(",")) + r"\end{bmatrix}"
 
 
 def _identity(m: re.Match[str]) -> str:
@@ -148,7 +150,11 @@ class DocumentModel:
     aliases: dict[str, str] = field(default_factory=dict)  # Q = K = V = X_1 in this section
     current_head: int | None = None  # the head a section ("Head 2") speaks of: bare S, A, Z are its steps
     definitions: dict[str, Any] = field(default_factory=dict)  # Z = softmax(Q K^T / sqrt(d_k)) V
-    last_subject: str | None = None  # the matrix a heading or the last binding named ("Shape: (4, 2)" is its)
+    last_subject: str | None = None
+    section: int = 0  # headings seen so far
+    constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
+    local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
+    bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in  # the matrix a heading or the last binding named ("Shape: (4, 2)" is its)
     convention: str = "projection"
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
@@ -162,7 +168,19 @@ class DocumentModel:
 
     def bind_dim(self, name: str, value: int) -> None:
         self.dims[name] = int(value)
+        self.bound_in[name] = self.section
         self._model = self._table = None
+
+    def new_example(self, name: str, value: int) -> bool:
+        """Does ``name = value`` start another example?  It does when ``name`` was bound to another value in
+        an earlier section: then everything the document said is forgotten (sizes, values, definitions)."""
+        known = self.known_dims().get(name)
+        if known is None or known == value or self.bound_in.get(name, self.section) == self.section:
+            return False
+        self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
+        self.definitions, self.aliases, self.bound_in = {}, {}, {}
+        self._model = self._table = None
+        return True
 
     def known_dims(self) -> dict[str, int]:
         """The stated sizes plus those read off given matrices (X gives n and d_model)."""
@@ -198,7 +216,14 @@ class DocumentModel:
 
     def table(self) -> SymbolTable:
         if self._table is None:
-            self._table = SymbolTable.for_model(self.model())
+            M = self.model()
+            extra: list[Any] = []
+            if as_int(M.dims.h) is None:  # h not fixed: head 1, 2, 3 of the general model are still names
+                index = M.head_indices[0]
+                per_head = [s.symbol for s in M.steps.values() if index in getattr(s.symbol, "args", ())]
+                per_head += [w for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]]
+                extra = [x.subs(index, k) for x in per_head for k in (1, 2, 3)]
+            self._table = SymbolTable.for_model(M, *extra)
         return self._table
 
     # ----- reading ------------------------------------------------------------------------------------

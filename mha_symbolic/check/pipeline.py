@@ -16,7 +16,7 @@ from sympy import ImmutableMatrix
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
 from .judge import judge
-from .model import DocumentModel
+from .model import DocumentModel, dim_name
 from .report import Finding, Report
 
 __all__ = ["check_document"]
@@ -106,12 +106,13 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     if p.kind == "heading":
         from .read import scope
 
+        doc.section += 1
         named = re.findall(r"\$\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*\$", p.text) or re.findall(
             r"\b(?:matrix|matrices|input|weights?)\s+([A-Z])\b", p.text, re.I)
         doc.last_subject = named[0] if len(named) == 1 else None
 
         head = scope(p.text).get("head") or _heading_head(p.text)
-        if head is not None or "$" not in p.text:
+        if head is not None and head != doc.current_head:  # a new head's section ("Head 2"); sub-headings keep it
             doc.aliases = {}
             doc.current_head = head
     if p.kind == "math":
@@ -130,6 +131,13 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 continue
             if c.ops and c.ops[0] == "eq" and re.fullmatch(r"[A-Za-z](?:_\{?[^=]*?\}?)?(?:\^\{?\w+\}?)?", c.sides[0].strip()):
                 doc.last_subject = c.sides[0].strip()
+            size = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
+            if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[1]) and here is doc and \
+                    doc.new_example(size, int(c.sides[1])):
+                emit(p.line + c.row, c.text, "given", f"another example: sets {size} = {c.sides[1].strip()} (the "
+                     "earlier sizes and values no longer apply)", kind="setting")
+                doc.bind_dim(size, int(c.sides[1]))
+                continue
             got = judge(here, list(c.sides), list(c.ops), c.text)
             if got is not None:
                 kind, (status, message, expected, basis) = got
@@ -139,7 +147,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     elif p.kind == "table" and index in groups:
         judge_table(doc, groups[index], row_emit)
     elif p.kind == "prose":
-        _prose(doc, p, emit)
+        here, _ = _scoped(doc, p)
+        _prose(here, p, emit)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
 
@@ -187,20 +196,30 @@ def _alias(c: Any) -> str | None:
 
 
 def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
-    """The model a math piece is judged in: the document's own, or -- when its sentence sets sizes other
-    than the document's ("with h = 1 we would have ...") -- a copy with those sizes, which binds nothing."""
+    """The model a math piece is judged in: the document's own, or a local copy for an example inside a
+    paragraph -- a condition that sets sizes ("with h = 1 the bound reads ...", "whenever d_k = 2", "for
+    example, take n = 2 ...") when the sentence is hypothetical or conditional, when the sizes differ from
+    the document's, or when the document constrained those sizes (h >= 2) instead of fixing them.  The copy
+    binds nothing in the document and lasts to the end of the paragraph."""
     from dataclasses import replace
 
     from .read import hypothetical, scope
 
-    clause = p.clause or p.sentence or ""
+    paragraph = p.sentence or ""
+    if doc.local is not None and doc.local[0] == paragraph and paragraph:
+        return doc.local[1], doc.local[2]
+    clause = p.clause or paragraph
     sizes = {k: v for k, v in scope(clause).items() if k in ("n", "d_model", "h", "d_k", "d_v")}
     known = doc.known_dims()
-    if not sizes or (all(known.get(k) in (None, v) for k, v in sizes.items()) and not hypothetical(clause)):
+    conditional = bool(re.search(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", clause, re.I))
+    local = hypothetical(clause) or conditional or any(known.get(k) not in (None, v) for k, v in sizes.items()) \
+        or any(k in doc.constrained for k in sizes)
+    if not sizes or not local:
         return doc, {}
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
                    values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else {},
-                   assumed={}, _model=None, _table=None)
+                   assumed={}, definitions=dict(doc.definitions), local=None, _model=None, _table=None)
+    doc.local = (paragraph, copy, sizes)
     return copy, sizes
 
 
@@ -269,6 +288,11 @@ _SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
 def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
     from .read import settings
 
+    every = re.search(r"\ball\s+((?:query|key|value)(?:\s*(?:,|and|&)\s*(?:query|key|value))*)\s+"
+                      r"(?:weights?|projections?|matrices)\s+(?:are\s+)?\$([^$]+)\$", p.text, re.I)
+    if every:  # "all query and key weights $(1, 0)^T$": every head's
+        _every_head(doc, p, emit, re.findall(r"query|key|value", every.group(1), re.I), every.group(2))
+
     declared = re.search(_SHAPE_WORDS + r"\s*:\s*\$?\s*\(\s*(\w+)\s*(?:,|\\times|×|x)\s*(\w+)\s*\)\s*\$?",
                          p.text, re.I)
     if declared:
@@ -306,3 +330,20 @@ def _declare(doc: DocumentModel, p: Any, emit: Any, subject: str, rows: str, col
     if got is not None:
         kind, (status, message, expected, basis) = got
         emit(p.line, p.text, status, message, expected, kind, basis)
+
+
+def _every_head(doc: DocumentModel, p: Any, emit: Any, kinds: list[str], value_tex: str) -> None:
+    from .judge import judge
+    from .model import as_int
+
+    h = as_int(doc.model().dims.h)
+    if h is None:
+        emit(p.line, p.text, "unchecked", "weights for every head, but the number of heads is not fixed")
+        return
+    first = 0 if doc.zero_based else 1
+    for kind in kinds:
+        letter = {"query": "Q", "key": "K", "value": "V"}[kind.lower()]
+        for k in range(first, first + h):
+            got = judge(doc, [f"W_{{{letter}}}^{{{k}}}", value_tex], ["eq"], p.text)
+            if got is not None:
+                emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])

@@ -107,7 +107,7 @@ def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str,
     try:
         E = doc.read(rank_argument(tex[k]) or "")
         if rank_argument(other) is not None:
-            return "unchecked", "a rank compared with another rank", None, ""
+            return _two_ranks(E, doc.read(rank_argument(other) or ""), op)
         R = _bound(doc, doc.read(other))
     except (MHASymbolicError, ValueError, TypeError) as e:
         return "unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, ""
@@ -133,6 +133,19 @@ def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str,
     except (MHASymbolicError, ValueError, TypeError) as e:
         return "unchecked", f"not decided: {str(e).splitlines()[0][:160]}", None, ""
     return _STATUS[verdict.verdict], verdict.detail[:300], verdict.expected, verdict.basis
+
+
+def _two_ranks(E: Any, F: Any, op: str) -> tuple[str, str, str | None, str]:
+    """rank(E) against rank(F): decided when one is the other's transpose (rank(M^T) = rank(M))."""
+    from sympy import Transpose
+
+    transposed = Transpose(E).doit() == F or Transpose(F).doit() == E or E == F
+    if not transposed:
+        return "unchecked", "a rank compared with another rank (only transposes are decided)", None, ""
+    holds = {"eq": True, "le": True, "ge": True, "ne": False, "lt": False, "gt": False}.get(op)
+    if holds is None:
+        return "unchecked", f"operator {op} between ranks", None, ""
+    return ("correct" if holds else "wrong", "rank(M^T) = rank(M): the two ranks are equal", None, "proven")
 
 
 def _instance(doc: DocumentModel, E: Any) -> ImmutableMatrix | None:
