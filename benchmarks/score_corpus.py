@@ -44,14 +44,9 @@ def _place(entry: Any) -> tuple[Any, bool, int]:
     return getattr(entry, "cell", None), bool(getattr(entry, "output", False)), int(entry.line)
 
 
-def score_document(doc: Path, key: dict[str, Any], pipeline: str = "current") -> dict[str, Any]:
+def score_document(doc: Path, key: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
-    if pipeline == "new":
-        from mha_symbolic.check.pipeline import check_document
-
-        report = check_document(doc.read_text(encoding="utf-8"), str(doc))
-    else:
-        report = check_file(str(doc))
+    report = check_file(str(doc))
     seconds = time.perf_counter() - started
     verdicts: dict[tuple[Any, bool, int], str] = {}
     for f in report.findings:
@@ -74,8 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", default=str(ROOT / "tests" / "corpus"))
     parser.add_argument("--verbose", action="store_true", help="list every miss and false alarm")
-    parser.add_argument("--pipeline", choices=("current", "new"), default="current",
-                        help="check_file (current) or the check/ pipeline in progress (new)")
     args = parser.parse_args(argv)
     corpus = Path(args.corpus)
     per_kind: dict[str, Counter[str]] = defaultdict(Counter)
@@ -85,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     for key_path in sorted(corpus.glob("*.key.json")):
         key = json.loads(key_path.read_text(encoding="utf-8"))
         doc = corpus / key["document"]
-        result = score_document(doc, key, args.pipeline)
+        result = score_document(doc, key)
         total_seconds += result["seconds"]
         slowest = max(slowest, (result["seconds"], doc.name))
         for r in result["rows"]:

@@ -114,7 +114,14 @@ def test_head_definition_against_the_model():
     d = DocumentModel()
     assert status(d, [r"\mathrm{head}_i", r"\mathrm{softmax}\left(\frac{Q_iK_i^T}{\sqrt{d_k}}\right)V_i"],
                   ["eq"]) == ("formula", "correct")
-    assert status(d, [r"\mathrm{head}_i", r"\mathrm{softmax}\left(\frac{K_i^TQ_i}{\sqrt{d_k}}\right)V_i"],
+    # K_i^T Q_i is d_k x d_k: times V_i (n x d_v) the product is undefined -- inconsistent, naming the sizes
+    got = judge(d, [r"\mathrm{head}_i", r"\mathrm{softmax}\left(\frac{K_i^TQ_i}{\sqrt{d_k}}\right)V_i"], ["eq"], "")
+    assert got is not None and got[0] == "shape" and got[1][0] == "inconsistent"
+    assert "inner sizes d_k and n differ" in got[1][1] or "inner sizes d_model/h and n differ" in got[1][1]
+    # with n = d_k the product exists, and then it is the wrong formula
+    square = DocumentModel()
+    square.bind_dim("n", 2), square.bind_dim("d_model", 4), square.bind_dim("h", 2)
+    assert status(square, [r"\mathrm{head}_i", r"\mathrm{softmax}\left(\frac{K_i^TQ_i}{\sqrt{d_k}}\right)V_i"],
                   ["eq"]) == ("formula", "wrong")
     assert status(d, ["Q", "X"], ["eq"])[1] == "given"
 

@@ -8,7 +8,6 @@ from 1 unless one of them is 0.  A plain name (``out``, ``concat``, ``weights``)
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from sympy import ImmutableMatrix
 

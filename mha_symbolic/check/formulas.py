@@ -10,8 +10,6 @@ as ``expected``.
 
 from __future__ import annotations
 
-import re
-
 from typing import Any
 
 from sympy import MatrixSymbol
@@ -43,10 +41,9 @@ def _model_of(doc: DocumentModel, e: Any) -> Any:
 
 
 def _sized(doc: DocumentModel, e: Any) -> Any:
-    """``e`` with the document's known sizes in place of their symbols (``\sqrt{d_k}`` -> ``2``)."""
-    from .judge import _dims_subs
-
+    r"""``e`` with the document's known sizes in place of their symbols (``\sqrt{d_k}`` -> ``2``)."""
     from ..concat import ConcatHeads
+    from .judge import _dims_subs
 
     if not hasattr(e, "xreplace"):
         return e
@@ -162,7 +159,8 @@ def _attention(doc: DocumentModel, sides: list[Any]) -> tuple[str, str, str | No
     if getattr(M.dims.d_k, "free_symbols", None):
         model_form = model_form.xreplace({M.dims.d_k: att.args[3]})
     try:
-        if {str(a) for a in other.atoms(MatrixSymbol)} - {"Q", "K", "V", "X"} - {str(a) for a in att.atoms(MatrixSymbol)}:
+        inputs = {str(a) for a in att.atoms(MatrixSymbol)} | {"Q", "K", "V", "X"}
+        if {str(a) for a in other.atoms(MatrixSymbol)} - inputs:
             other = _expanded(doc, other)
         model_form, other = _sized(doc, model_form), _sized(doc, other)
         same = equivalent(model_form, other)

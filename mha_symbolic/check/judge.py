@@ -49,7 +49,9 @@ Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
 
 
 def _places(tex: str) -> int | None:
+    """Decimal places of the most precise decimal written in ``tex`` (``1 \\times 10^{-3}`` counts 3)."""
     found = [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)]
+    found += [-int(m.group(1)) for m in re.finditer(r"(?:e|\\times\s*10\^\{?)(-\d+)", tex)]
     return max(found) if found else None
 
 
@@ -80,9 +82,9 @@ def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
     out = {}
     for s in getattr(e, "free_symbols", set()):
         if isinstance(s, Symbol):
-            name = dim_name(s.name)
-            if name in d:
-                out[s] = d[name]
+            spelled = dim_name(s.name)
+            if spelled is not None and spelled in d:
+                out[s] = d[spelled]
     return out
 
 
@@ -125,17 +127,17 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
         at = ops.index("in")
         first = judge(doc, sides_tex[:at + 1], ops[:at], text)
         second = judge(doc, sides_tex[at:], ops[at:], text)
-        got = [v for v in (first, second) if v is not None]
+        both = [v for v in (first, second) if v is not None]
         if first is not None and second is not None and first[1][0] == "given" and second[1][0] == "correct":
             return first[0], (first[1][0], f"{first[1][1]}; {second[1][1]}", None, "")
-        return (got[0][0], _worst([v[1] for v in got])) if got else None
+        return (both[0][0], _worst([v[1] for v in both])) if both else None
     if "in" in ops and "," in sides_tex[ops.index("in")]:
-        parts = [p for p in _top_level_split(sides_tex[ops.index("in")]) if p.strip()]
-        if len(parts) > 1:  # W_Q, W_K, W_V \in R^{a x b}: each of them
+        subjects = [p for p in _top_level_split(sides_tex[ops.index("in")]) if p.strip()]
+        if len(subjects) > 1:  # W_Q, W_K, W_V \in R^{a x b}: each of them
             verdicts = [judge(doc, [*sides_tex[:ops.index("in")], p.strip(), *sides_tex[ops.index("in") + 1:]],
-                              ops, text) for p in parts]
-            got = [v[1] for v in verdicts if v is not None]
-            return ("shape", _worst(got)) if got else None
+                              ops, text) for p in subjects]
+            each = [v[1] for v in verdicts if v is not None]
+            return ("shape", _worst(each)) if each else None
     from .entries import judge_entry
     from .statistics import judge_statistic
 
@@ -158,6 +160,12 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
         return "formula", ("unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, "")
     clash = _declared_clash(doc, sides, sides_tex) or _misaligned(doc, sides)
     if clash is not None:
+        from ..formulas import Attention
+
+        if any(isinstance(s, Attention) for s in sides):  # a definition of attention: its form is the verdict
+            status, message, expected, basis = _formula(doc, sides, sides_tex, ops)
+            if status == "wrong":
+                return "formula", (status, f"{message}; and {clash[1]}", expected, basis)
         return "shape", clash
     if all(_scalar_free(s) and not isinstance(s, MatrixBase) for s in sides):
         return "setting", _setting(doc, sides, sides_tex, ops)
@@ -175,7 +183,7 @@ def _declared_clash(doc: DocumentModel, sides: list[Any], tex: list[str]) -> Ver
     for side in sides:
         for product in getattr(side, "atoms", lambda *a: set())(MatMul):
             factors = [f for f in product.args if hasattr(f, "shape")]
-            for left, right in zip(factors, factors[1:]):
+            for left, right in zip(factors, factors[1:], strict=False):
                 name = re.sub(r"\^\d+$", "", str(right))
                 declared = doc.shapes.get(name) or doc.shapes.get(name.replace("W_", "W_{") + "}")
                 if declared is None:
@@ -183,7 +191,8 @@ def _declared_clash(doc: DocumentModel, sides: list[Any], tex: list[str]) -> Ver
                 (rows, cols), line = declared
                 have = left.shape[1]
                 if str(have) != rows:
-                    return ("inconsistent", f"{name} declared {rows} x {cols} at line {line}, but here {left} {right} is "
+                    return ("inconsistent", f"{name} declared {rows} x {cols} at line {line}, but here {left} {right} "
+                            f"is "
                             f"{tuple(left.shape)} x ({rows}, {cols}) — inner dimensions {have} and {rows} differ",
                             None, "proven")
     return None
@@ -198,7 +207,7 @@ def _misaligned(doc: DocumentModel, sides: list[Any]) -> Verdict3 | None:
     for side in sides:
         for product in getattr(side, "atoms", lambda *a: set())(MatMul):
             factors = [f for f in product.args if hasattr(f, "shape")]
-            for a, b in zip(factors, factors[1:]):
+            for a, b in zip(factors, factors[1:], strict=False):
                 inner = simplify(sympify(a.shape[1]) - sympify(b.shape[0]))
                 inner = inner.subs(_dims_subs(doc, inner)) if inner.free_symbols else inner
                 if inner == 0 or not inner.free_symbols and inner.is_zero is not False:
@@ -287,7 +296,7 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
     from ..formulas import MultiHead
 
-    if not e.atoms(MatrixSymbol) and not e.atoms(MultiHead):  # explicit numbers only (softmax of a given row): no model needed
+    if not e.atoms(MatrixSymbol) and not e.atoms(MultiHead):  # numbers only (softmax of a given row): no model
         value = e.doit()
         value = value.as_explicit() if isinstance(value, MatrixExpr) else value
         return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])

@@ -63,10 +63,14 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
     """
     t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", tex)  # spacing commands
+    t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
+    t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
+               lambda m: r"\frac{%s}{1%s}" % (int(m.group(1) + m.group(2)), "0" * len(m.group(2))), t)
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
     t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)  # X_{\text{head1}}: head 1's block
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
-    t = re.sub(r"\\(?:mathrm|text)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}", r"\\mathrm{\1}", t)
+    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
+               r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
     t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)",
                lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
@@ -74,6 +78,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
                lambda m: _row(m.group(1), column=bool(m.group(2))), t)  # (0, 1, 2)^T: a column
     t = _python_lists(t)
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
+    t = re.sub(r"\\mathrm\{MultiHead\}(?!\s*(?:\\left)?\()", r"\\mathrm{MultiHead}(X, X, X)", t)  # MultiHead alone
+    t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
+    t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", r"\\mathrm{Concat}(\1)", t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
     t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
@@ -152,9 +159,10 @@ class DocumentModel:
     definitions: dict[str, Any] = field(default_factory=dict)  # Z = softmax(Q K^T / sqrt(d_k)) V
     last_subject: str | None = None
     section: int = 0  # headings seen so far
+    sizes_reported: bool = False
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
-    bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in  # the matrix a heading or the last binding named ("Shape: (4, 2)" is its)
+    bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in
     convention: str = "projection"
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None

@@ -89,6 +89,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         try:
             with time_limit(seconds_per_piece):
                 _piece(doc, p, index, groups, emit, row_emit)
+                _sizes_agree(doc, p, emit)
         except PieceTimeout:
             emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
@@ -121,7 +122,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             alias = _alias(c)
             if alias is not None:
                 doc.aliases = {name: alias for name in c.sides[:-1]}
-                note = _identity_projections(doc, alias, c.sides[:-1])
+                note = _identity_projections(doc, alias, list(c.sides[:-1]))
                 emit(p.line + c.row, c.text, "given", f"{', '.join(c.sides[:-1])} stand for {alias} in this section"
                      + note, kind="formula")
                 continue
@@ -129,7 +130,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
                 continue
-            if c.ops and c.ops[0] == "eq" and re.fullmatch(r"[A-Za-z](?:_\{?[^=]*?\}?)?(?:\^\{?\w+\}?)?", c.sides[0].strip()):
+            subject = re.fullmatch(r"[A-Za-z](?:_\{?[^=]*?\}?)?(?:\^\{?\w+\}?)?", c.sides[0].strip())
+            if c.ops and c.ops[0] == "eq" and subject:
                 doc.last_subject = c.sides[0].strip()
             size = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
             if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[1]) and here is doc and \
@@ -179,6 +181,15 @@ def _identity_projections(doc: DocumentModel, alias: str, names: list[str]) -> s
     if doc.current_head is None:
         doc.current_head = k - (1 if doc.zero_based else 0)
     return f" (so {', '.join(bound)} = I)" if bound else ""
+
+
+def _sizes_agree(doc: DocumentModel, p: Any, emit: Any) -> None:
+    """Once sizes are fixed: h must divide d_model when the head width is d_model / h (said once)."""
+    d = doc.dims
+    if {"d_model", "h"} <= d.keys() and "d_k" not in d and d["d_model"] % d["h"] and not doc.sizes_reported:
+        doc.sizes_reported = True
+        emit(p.line, p.text, "inconsistent", f"h = {d['h']} does not divide d_model = {d['d_model']}: the head width "
+             f"d_k = d_model / h = {d['d_model']}/{d['h']} is not an integer", None, "setting", "computed")
 
 
 def _heading_head(text: str) -> int | None:
@@ -261,22 +272,53 @@ def _stacked(value: Any) -> list[ImmutableMatrix] | None:
     return None
 
 
-def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: ImmutableMatrix | None) -> None:
-    if key is None or M is None:
-        return
+def _side_tex(doc: DocumentModel, key: str) -> str:
+    """The LaTeX of a model key (``W_Q^1``, ``A_2``, ``Concat``) in the document's head numbering."""
     tex = {"W_Q": "W_Q^{%s}", "W_K": "W_K^{%s}", "W_V": "W_V^{%s}"}
     shift = 1 if doc.zero_based else 0  # the side is read in the document's numbering
     if "^" in key:
         base, i = key.split("^")
-        side = tex[base] % (int(i) - shift)
-    elif "_" in key and key not in ("W_O",):
+        return tex[base] % (int(i) - shift)
+    if "_" in key and key not in ("W_O",):
         base, i = key.rsplit("_", 1)
-        side = {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % (int(i) - shift)
-    else:
-        side = {"Concat": r"\mathrm{Concat}", "Output": r"\mathrm{Output}"}.get(key, key)
+        return {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % (int(i) - shift)
+    return {"Concat": r"\mathrm{Concat}", "Output": r"\mathrm{Output}"}.get(key, key)
+
+
+def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: ImmutableMatrix | None) -> None:
+    if key is None:
+        return
     from sympy import latex as sympy_latex
 
-    got = judge(doc, [side, sympy_latex(M)], ["eq"], p.text)
+    if M is None:
+        _code_formula(doc, p, emit, key)
+        return
+    got = judge(doc, [_side_tex(doc, key), sympy_latex(M)], ["eq"], p.text)
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)
+
+
+def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
+    """``Q1 = X @ WQ1``: the right side read with :func:`._code_expr.code_expression` (through ``ast``, never
+    run) in the model's symbols and compared with the model's step like a formula."""
+    from ..latex import latex
+    from ._code_expr import code_expression
+
+    source = p.text.split("=", 1)[1] if "=" in p.text else ""
+    code_zero = doc.zero_based_code
+
+    def resolve(name: str, index: int | None) -> Any:
+        k = _code_key(name if index is None else f"{name}[{index}]", code_zero)
+        return None if k is None else doc.read(_side_tex(doc, k))
+
+    try:
+        expr = code_expression(source, resolve)
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        emit(p.line, p.text, "unchecked", f"the right side is not read (it is never run): "
+             f"{str(e).splitlines()[0][:160]}", kind="formula")
+        return
+    got = judge(doc, [_side_tex(doc, key), latex(expr)], ["eq"], p.text)
     if got is not None:
         kind, (status, message, expected, basis) = got
         emit(p.line, p.text, status, message, expected, kind, basis)

@@ -129,7 +129,7 @@ def judge_shape_product(doc: DocumentModel, products: list[list[tuple[str, str]]
                 return ("inconsistent", f"{tex[k]}: blocks with {factors[0][0]} and {r} rows cannot be placed side by "
                         "side", None, "proven")
         sized = [tuple(_size(doc, doc.read(x)) for x in f) for f in factors]
-        for (a, b), (c, d) in zip(sized, sized[1:]):
+        for (_, b), (c, _) in zip(sized, sized[1:], strict=False):
             if simplify(sympify(b) - sympify(c)) != 0:
                 return ("inconsistent", f"{tex[k]}: inner sizes {b} and {c} differ, the product is undefined",
                         None, "proven")

@@ -22,13 +22,13 @@ from typing import Any
 from sympy import Integer, simplify, sqrt, sympify
 
 from ..dims import dimension_symbol
-
 from ..errors import MHASymbolicError
 from .model import DocumentModel, dim_name
 
 __all__ = ["judge_statistic", "statistic"]
 
-_MOMENT = (r"^\s*(\\mathbb\{E\}|\\mathrm\{E\}|\\operatorname\{E\}|E|\\mathrm\{Var\}|\\operatorname\{Var\}|\\text\{Var\}|"
+_MOMENT = (r"^\s*(\\mathbb\{E\}|\\mathrm\{E\}|\\operatorname\{E\}|E|\\mathrm\{Var\}|\\operatorname\{Var\}|"
+           r"\\text\{Var\}|"
            r"Var|\\mathrm\{sd\}|\\operatorname\{sd\}|\\mathrm\{std\}|sd|std)\s*(?:\\left)?\s*[\[(](.*)[\])]\s*$")
 _DOT = r"(?:q\s*(?:\\cdot|\\cdotp|·|\.)\s*k|q\s*\^\s*\{?(?:T|\\top)\}?\s*k|\\langle\s*q\s*,\s*k\s*\\rangle)"
 
@@ -120,7 +120,7 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
             except (MHASymbolicError, ValueError, TypeError):
                 values.append(None)
                 continue
-            free = getattr(e, "free_symbols", set())
+            free: set[Any] = set(getattr(e, "free_symbols", set()))
             if any(dim_name(str(s)) is None and str(s) != "sigma" for s in free):
                 values.append(None)
                 continue

@@ -89,23 +89,23 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
         for k, m in enumerate(refs):
             assert m is not None
             by_name.setdefault(m.group(1), {})[int(m.group(2))] = [n[k] for n in numbers if n is not None]
-        for name, columns in by_name.items():
+        for named, columns in by_name.items():
             order = sorted(columns)
             M = ImmutableMatrix([[columns[j][r] for j in order] for r in range(len(rows))])
-            _matrix(doc, name, M, rows, emit)
+            _matrix(doc, named, M, rows, emit)
         return
     if cols and cols[0].lower() in ("head", "kopf", "cabeza") and all("|" in (p.name or "") for p in rows):
         heads: dict[str, list[int]] = {}
         for r, p in enumerate(rows):
             heads.setdefault((p.name or "").split("|")[0].strip(), []).append(r)
         for head, where in heads.items():
-            name = _subject(rows[0].sentence or "", head)
-            if name is None or "%s" not in name or not head.isdigit():
+            per_head = _subject(rows[0].sentence or "", head)
+            if per_head is None or "%s" not in per_head or not head.isdigit():
                 continue
             M = ImmutableMatrix([numbers[r] for r in where])
-            _matrix(doc, name % head, M, [rows[r] for r in where], emit)
+            _matrix(doc, per_head % head, M, [rows[r] for r in where], emit)
         return
-    name = None
+    name: str | None = None
     if all(re.fullmatch(r"\$?\\?(?:mathrm\{)?head\}?_\{?\d+\}?\$?\[\d+\]", c) for c in cols[-width:]):
         name = r"\mathrm{Concat}"
     name = name or _subject(rows[0].sentence or "", None)
