@@ -38,7 +38,7 @@ import numbers
 from typing import Any
 
 import numpy as np
-from sympy import Basic, Expr, Float, ImmutableMatrix, Integer, Rational, sympify
+from sympy import Basic, Expr, Float, ImmutableMatrix, Integer, Rational, S
 from sympy.matrices import MatrixBase
 
 from .errors import InputError
@@ -53,7 +53,7 @@ def to_exact(x: Any, where: str, exact: bool = True) -> Expr:
     if isinstance(x, Basic):
         if not isinstance(x, Expr):
             raise InputError(f"{where} is {x!r}; expected a number or a scalar expression")
-        if x.has(sympify("nan"), sympify("oo"), sympify("-oo"), sympify("zoo")):
+        if x.has(S.NaN, S.Infinity, S.NegativeInfinity, S.ComplexInfinity):
             raise InputError(f"{where} is {x}; every entry must be finite")
         if exact and x.is_Float:
             return Rational(str(x))

@@ -95,8 +95,12 @@ def _scalar_free(e: Any) -> bool:
     return not (hasattr(e, "atoms") and (e.atoms(MatrixSymbol) or e.atoms(MatrixBase)))
 
 
-def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -> tuple[str, Verdict3] | None:
-    """(kind, verdict) for one chain, or None when it states nothing checkable (a lone name)."""
+def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, read: list[Any] | None = None
+          ) -> tuple[str, Verdict3] | None:
+    """(kind, verdict) for one chain, or None when it states nothing checkable (a lone name).  ``read``: the
+    sides already read (code read through ``ast``), ``sides_tex`` then only names them in messages."""
+    if read is not None:
+        return _judge_read(doc, read, sides_tex, ops)
     sides_tex, ops = list(sides_tex), list(ops)
     if sides_tex and re.fullmatch(r"\s*\\(?:mathrm|text|operatorname)\{head\}_\{?h\}?\s*", sides_tex[0]):
         # head_h = Attention(Q W_Q^h, ...): h names a general head here, as i does elsewhere
@@ -158,6 +162,10 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str) -
         return "formula", ("inconsistent", f"{str(e).splitlines()[0][:200]}", None, "proven")
     except (ParseError, MHASymbolicError, ValueError, TypeError) as e:
         return "formula", ("unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, "")
+    return _judge_read(doc, sides, sides_tex, ops)
+
+
+def _judge_read(doc: DocumentModel, sides: list[Any], sides_tex: list[str], ops: list[str]) -> tuple[str, Verdict3]:
     clash = _declared_clash(doc, sides, sides_tex) or _misaligned(doc, sides)
     if clash is not None:
         from ..formulas import Attention

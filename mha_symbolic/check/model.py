@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, S, Symbol, expand, sympify
+from sympy import ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand, sympify
 
 from ..attention import MultiHeadAttention
 from ..errors import MHASymbolicError, ParseError
@@ -67,7 +68,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
                lambda m: r"\frac{%s}{1%s}" % (int(m.group(1) + m.group(2)), "0" * len(m.group(2))), t)
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
-    t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)  # X_{\text{head1}}: head 1's block
+    t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)
+    t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1} (code style)  # X_{\text{head1}}: head 1's block
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
                r"\\mathrm{\1}", t)
@@ -115,6 +117,37 @@ def _python_lists(t: str) -> str:
             for r in rows) + r"\end{bmatrix}"
     t = re.sub(rf"\[\s*{_LIST}(?:\s*,\s*{_LIST})*\s*,?\s*\]", matrix, t)
     return re.sub(rf"(?<![A-Za-z_\]}}])\s*{_LIST}", lambda m: " " + matrix(m), t)
+
+
+_ENTRY = re.compile(r"\s*([-−]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*")
+
+
+def numeric_matrix(tex: str) -> ImmutableMatrix | None:
+    r"""``\begin{bmatrix} 1 & -0.5 \\ 2 & 3 \end{bmatrix}`` (any matrix environment) of plain decimals as an
+    exact matrix, or None when the text is anything else.
+
+    >>> numeric_matrix(r"\begin{pmatrix} 1 & -0.5 \\ 2 & 3 \end{pmatrix}")
+    Matrix([
+    [1, -1/2],
+    [2,    3]])
+    """
+    m = re.fullmatch(r"\s*\\begin\{([pbvBV]?matrix)\}(.*)\\end\{\1\}\s*", tex, re.S)
+    if not m:
+        return None
+    rows = [r for r in re.split(r"\\\\", m.group(2)) if r.strip()]
+    entries = []
+    for r in rows:
+        row = []
+        for cell in r.split("&"):
+            e = _ENTRY.fullmatch(cell)
+            if not e:
+                return None
+            value = Fraction(e.group(2))
+            row.append(Rational(-value if e.group(1) else value))
+        entries.append(row)
+    if not entries or len({len(r) for r in entries}) != 1:
+        return None
+    return ImmutableMatrix(entries)
 
 
 def _row(numbers: str, column: bool = False) -> str:
@@ -248,6 +281,9 @@ class DocumentModel:
             return base[slice(ends[0], ends[1]), slice(ends[2], ends[3])]
         text = self._local_names(tex)
         text = canonical_tex(text, self.zero_based)
+        literal = numeric_matrix(text)
+        if literal is not None:  # a matrix of numbers: read directly (the grammar is slow on large ones)
+            return literal
         tables = [self.table(), _generic_table(self.convention)]
         if _GENERIC_HEAD.search(text):
             tables.reverse()  # W_i^Q, head_i: the general head i of the model

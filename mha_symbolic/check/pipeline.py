@@ -149,8 +149,17 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     elif p.kind == "table" and index in groups:
         judge_table(doc, groups[index], row_emit)
     elif p.kind == "prose":
-        here, _ = _scoped(doc, p)
-        _prose(here, p, emit)
+        from .plain import formula_line, judge_code_prose
+
+        here, scoped = _scoped(doc, p)
+        line = formula_line(p.text)
+        if line is not None:  # a formula in plain text: judged like math
+            for c in chains(line):
+                got = judge(here, list(c.sides), list(c.ops), c.text)
+                if got is not None:
+                    emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+        elif not judge_code_prose(here, p, emit):
+            _prose(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
 
@@ -217,10 +226,10 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     from .read import hypothetical, scope
 
     paragraph = p.sentence or ""
-    if doc.local is not None and doc.local[0] == paragraph and paragraph:
-        return doc.local[1], doc.local[2]
     clause = p.clause or paragraph
     sizes = {k: v for k, v in scope(clause).items() if k in ("n", "d_model", "h", "d_k", "d_v")}
+    if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):
+        return doc.local[1], doc.local[2]
     known = doc.known_dims()
     conditional = bool(re.search(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", clause, re.I))
     local = hypothetical(clause) or conditional or any(known.get(k) not in (None, v) for k, v in sizes.items()) \
@@ -299,6 +308,19 @@ def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: Immu
         emit(p.line, p.text, status, message, expected, kind, basis)
 
 
+def resolver(doc: DocumentModel) -> Any:
+    """Code names (``X``, ``WQ1``, ``W_q[0]``, ``weights2``, ``dk``) as the model's symbols, for
+    :func:`._code_expr.code_expression`; None for a name the model does not have."""
+    def resolve(name: str, index: int | None) -> Any:
+        k = _code_key(name if index is None else f"{name}[{index}]", doc.zero_based_code)
+        if k is not None:
+            return doc.read(_side_tex(doc, k))
+        size = dim_name(name) if index is None else None
+        return doc.read({"d_model": "d_{model}"}.get(size, size)) if size else None
+
+    return resolve
+
+
 def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
     """``Q1 = X @ WQ1``: the right side read with :func:`._code_expr.code_expression` (through ``ast``, never
     run) in the model's symbols and compared with the model's step like a formula."""
@@ -306,19 +328,14 @@ def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
     from ._code_expr import code_expression
 
     source = p.text.split("=", 1)[1] if "=" in p.text else ""
-    code_zero = doc.zero_based_code
-
-    def resolve(name: str, index: int | None) -> Any:
-        k = _code_key(name if index is None else f"{name}[{index}]", code_zero)
-        return None if k is None else doc.read(_side_tex(doc, k))
-
     try:
-        expr = code_expression(source, resolve)
+        expr = code_expression(source, resolver(doc))
     except (MHASymbolicError, ValueError, TypeError) as e:
         emit(p.line, p.text, "unchecked", f"the right side is not read (it is never run): "
              f"{str(e).splitlines()[0][:160]}", kind="formula")
         return
-    got = judge(doc, [_side_tex(doc, key), latex(expr)], ["eq"], p.text)
+    side = _side_tex(doc, key)
+    got = judge(doc, [side, latex(expr)], ["eq"], p.text, read=[doc.read(side), expr])
     if got is not None:
         kind, (status, message, expected, basis) = got
         emit(p.line, p.text, status, message, expected, kind, basis)
@@ -327,7 +344,7 @@ def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
 _SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
 
 
-def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
+def _prose(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int] | None = None) -> None:
     from .read import settings
 
     every = re.search(r"\ball\s+((?:query|key|value)(?:\s*(?:,|and|&)\s*(?:query|key|value))*)\s+"
@@ -344,7 +361,9 @@ def _prose(doc: DocumentModel, p: Any, emit: Any) -> None:
         if subject:
             _declare(doc, p, emit, subject, declared.group(1), declared.group(2))
 
-    for s in settings(re.sub(r"\$[^$]*\$", " ", p.text)):  # inline math is judged as math
+    if _code_spans(doc, p, emit, scoped or {}):
+        return
+    for s in settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)):  # inline math and code are judged apart
         known = doc.known_dims().get(s.name)
         if known is None:
             doc.bind_dim(s.name, int(s.value))
@@ -389,3 +408,21 @@ def _every_head(doc: DocumentModel, p: Any, emit: Any, kinds: list[str], value_t
             got = judge(doc, [f"W_{{{letter}}}^{{{k}}}", value_tex], ["eq"], p.text)
             if got is not None:
                 emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+
+
+def _code_spans(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int]) -> bool:
+    """Sizes in inline code: ``\`dk = 6 // 2 = 3\``` is a chain checked like math; in a sentence that sets its
+    own sizes ("with \`d_model = 768\` and \`n_heads = 12\` one gets \`dk = 64\`") the others are
+    checked in a local model with those sizes.  True when the line had such spans."""
+    spans = [s for s in re.findall(r"`([^`]+)`", p.text) if "=" in s and dim_name(s.split("=")[0].strip())]
+    if not spans:
+        return False
+    for c in ([x.strip().replace("//", "/") for x in s.split("=")] for s in spans):
+        tex = [{"d_model": "d_{model}"}.get(dim_name(x) or "", dim_name(x) or x) for x in c]
+        if len(c) == 2 and scoped.get(dim_name(c[0]) or "") == (int(c[1]) if c[1].isdigit() else None):
+            emit(p.line, p.text, "given", f"a condition of this sentence only ({tex[0]} = {c[1]})", kind="setting")
+            continue
+        got = judge(doc, tex, ["eq"] * (len(tex) - 1), p.text)
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+    return True

@@ -1,0 +1,127 @@
+r"""Statements written outside math delimiters: formula lines of plain text and code quoted in prose.
+
+Explanation
+===========
+
+* A **plain formula line** -- ``Q₂K₂ᵀ / √3 ≈ [[1.155, 0.577], [0.695, 0.000]]`` in a ``.txt`` file or a
+  paragraph -- has a relation and no words beyond the names of the mathematics (softmax, rank, head, ...);
+  it is normalised (:func:`.read.normalise`: Unicode sub/superscripts, ``√``, ``≈``) and judged like math.
+* **Code in prose** -- ``\`scores1 / np.sqrt(dk)\` ≈ [[1.732, ...]]``, ``\`weights2.shape\` is \`(4, 3)\```,
+  ``\`np.linalg.matrix_rank(weights1) <= dk\` is \`True\``` -- the quoted expression is read with
+  :func:`._code_expr.code_expression` (through ``ast``, never run) in the model's names and compared with the
+  stated value, shape or truth value.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from sympy import ImmutableMatrix
+from sympy import latex as sympy_latex
+
+from ..errors import MHASymbolicError
+from .judge import judge
+from .model import DocumentModel
+
+__all__ = ["formula_line", "judge_code_prose"]
+
+_VOCABULARY = {"softmax", "rank", "head", "concat", "multihead", "sqrt", "exp", "var", "det", "max", "min",
+               "diag", "attention", "model", "mathrm", "mathbb", "frac", "left", "right", "cdot", "times", "top",
+               "approx", "le", "ge", "ne", "in", "to", "begin", "end", "bmatrix", "pmatrix", "lt", "gt", "sum"}
+_RELATION = re.compile(r"=|≈|≤|≥|≠|<|>|\\approx|\\le|\\ge|\\ne|∈")
+
+
+def formula_line(text: str) -> str | None:
+    """The line as LaTeX when it is a formula written in plain text, else None."""
+    if "$" in text or "`" in text or not _RELATION.search(text):
+        return None
+    from .read import normalise
+
+    tex = normalise(text.strip().rstrip(".,;"))
+    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", " ", tex))
+    if any(w.lower() not in _VOCABULARY for w in words):
+        return None
+    tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head)(?![A-Za-z])", r"\\mathrm{\1}", tex)
+    tex = re.sub(r"(?<![\\A-Za-z{])(min|max|exp|det)(?=\s*\()", r"\\\1", tex)
+    return _python_lists(tex)
+
+
+def _python_lists(tex: str) -> str:
+    from .model import canonical_tex
+
+    return canonical_tex(tex) if "[[" in tex or re.search(r"=\s*\[", tex) else tex
+
+
+_QUOTED = re.compile(r"^\s*`([^`]+)`\s*(=|≈|is|==)\s*(`[^`]+`|\[.*\]|-?\d[\d.]*)(.*)$")
+
+
+def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
+    """Judge ``\\`EXPR\\` (= | ≈ | is) VALUE``; True when the line was such a statement."""
+    from ._code_expr import code_expression
+    from .pipeline import resolver
+
+    m = _QUOTED.match(p.text)
+    if not m:
+        return False
+    source, value_text = m.group(1).strip(), m.group(3).strip().strip("`")
+    if "=" in source and "==" not in source and "<=" not in source and ">=" not in source:
+        source = source.split("=", 1)[1]  # `scores1 = Q1 @ K1.T` = [...]: the value of the right side
+
+    resolve = resolver(doc)
+    try:
+        value = ast.literal_eval(value_text)
+    except (ValueError, SyntaxError):
+        return False
+    shape = re.fullmatch(r"(.+)\.shape", source)
+    rank = re.fullmatch(r"(?:np\.linalg\.|torch\.linalg\.)?matrix_rank\((.+)\)\s*(<=|<|==|>=|>)?\s*(.*)", source)
+    try:
+        if shape:
+            subject = code_expression(shape.group(1), resolve)
+            if not (isinstance(value, tuple) and len(value) == 2):
+                return False
+            rows, cols = value
+            got = _shape(doc, subject, rows, cols, shape.group(1))
+        elif rank:
+            subject = code_expression(rank.group(1), resolve)
+            op = {"<=": "le", "<": "lt", "==": "eq", ">=": "ge", ">": "gt", None: "eq"}[rank.group(2)]
+            bound_tex = rank.group(3) if rank.group(2) else value_text
+            if rank.group(2) and value is not True:
+                return False  # "... <= dk is False": a claim that the bound fails, not read here
+            bound = code_expression(bound_tex, resolve) if rank.group(2) else value
+            got = _rank(doc, subject, op, bound)
+        else:
+            subject = code_expression(source, resolve)
+            matrix = ImmutableMatrix(value if isinstance(value, list) and value and isinstance(value[0], list)
+                                     else [value] if isinstance(value, list) else [[value]])
+            got = judge(doc, [source, sympy_latex(matrix)], ["approx" if m.group(2) == "≈" else "eq"], p.text,
+                        read=[subject, doc.read(sympy_latex(matrix))])
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        emit(p.line, p.text, "unchecked", f"not read (never run): {str(e).splitlines()[0][:160]}")
+        return True
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)
+    return True
+
+
+def _shape(doc: DocumentModel, subject: Any, rows: Any, cols: Any, name: str) -> tuple[str, Any]:
+    from .shapes import _size
+
+    have = tuple(_size(doc, x) for x in subject.shape)
+    if have == (rows, cols):
+        return "shape", ("correct", f"{name} is {have[0]} x {have[1]} by the model's shape rules", None, "proven")
+    return "shape", ("wrong", f"{name} is {have[0]} x {have[1]}, not {rows} x {cols}", f"{have[0]} x {have[1]}",
+                     "proven")
+
+
+def _rank(doc: DocumentModel, subject: Any, op: str, bound: Any) -> tuple[str, Any]:
+    from .ranks import _decide_instance, _instance
+
+    instance = _instance(doc, subject)
+    if instance is None:
+        return "rank", ("assumed", "the matrix depends on values the document never gives", None, "computed")
+    from .shapes import _size
+
+    return "rank", _decide_instance(doc, subject, instance, op, _size(doc, bound))
