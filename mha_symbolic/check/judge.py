@@ -152,6 +152,11 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
     stat = judge_statistic(doc, sides_tex, ops)
     if stat is not None:
         return "statistic", stat
+    from .softmax_forms import judge_softmax_form
+
+    form = judge_softmax_form(doc, sides_tex, ops)
+    if form is not None:
+        return "formula", form
     if any(re.search(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b", s) for s in sides_tex):
         return "rank", _rank(doc, sides_tex, ops, text)
     if any(re.search(r"\\mathbb\{R\}|ℝ", s) for s in sides_tex):

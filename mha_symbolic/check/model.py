@@ -69,7 +69,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
                lambda m: r"\frac{%s}{1%s}" % (int(m.group(1) + m.group(2)), "0" * len(m.group(2))), t)
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
     t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)
-    t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1} (code style)  # X_{\text{head1}}: head 1's block
+    t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1}
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
                r"\\mathrm{\1}", t)

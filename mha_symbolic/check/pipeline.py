@@ -363,6 +363,13 @@ def _prose(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int] | None 
 
     if _code_spans(doc, p, emit, scoped or {}):
         return
+    stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+\$?\s*\(?\s*(\w+)\s*(?:\\times|×|x|,)\s*"
+                       r"(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
+    if stated:  # "Since $W_O$ is $4 \times 12$": a shape stated in words
+        got = judge(doc, [stated.group(1), r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"],
+                    p.text)
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     for s in settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)):  # inline math and code are judged apart
         known = doc.known_dims().get(s.name)
         if known is None:
@@ -411,9 +418,9 @@ def _every_head(doc: DocumentModel, p: Any, emit: Any, kinds: list[str], value_t
 
 
 def _code_spans(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int]) -> bool:
-    """Sizes in inline code: ``\`dk = 6 // 2 = 3\``` is a chain checked like math; in a sentence that sets its
-    own sizes ("with \`d_model = 768\` and \`n_heads = 12\` one gets \`dk = 64\`") the others are
-    checked in a local model with those sizes.  True when the line had such spans."""
+    """Sizes in inline code: ``dk = 6 // 2 = 3`` is a chain checked like math; in a sentence that sets its own
+    sizes ("with ``d_model = 768`` and ``n_heads = 12`` one gets ``dk = 64``") those are the local model's
+    (``scoped``) and the others are checked in it.  True when the line had such spans."""
     spans = [s for s in re.findall(r"`([^`]+)`", p.text) if "=" in s and dim_name(s.split("=")[0].strip())]
     if not spans:
         return False

@@ -76,6 +76,7 @@ def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
         return False
     shape = re.fullmatch(r"(.+)\.shape", source)
     rank = re.fullmatch(r"(?:np\.linalg\.|torch\.linalg\.)?matrix_rank\((.+)\)\s*(<=|<|==|>=|>)?\s*(.*)", source)
+    got: tuple[str, Any] | None
     try:
         if shape:
             subject = code_expression(shape.group(1), resolve)

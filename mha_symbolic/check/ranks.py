@@ -53,15 +53,20 @@ def _model_expr(doc: DocumentModel, e: Any) -> Any:
 
 def _in_model(M: Any, e: Any) -> Any:
     """``e`` (read in the document's model) rebuilt in model ``M`` and expanded to ``M``'s inputs."""
+    from ..concat import ConcatHeads
     from ..statements._base import step_name
 
+    heads = {c: M.steps[step_name(M, "Concat")].expr for c in e.atoms(ConcatHeads)
+             if str(c.template) in ("head_i", "Z_i")}  # Concat(head_1, ..., head_h): the model's concatenation
+    e = e.xreplace(heads) if heads else e
     repl: dict[Any, Any] = {}
     for a in e.atoms(MatrixSymbol):
         name = str(a)
         if name in ("X", "W_O"):
             repl[a] = getattr(M, name)
         elif "^" in name and name.split("^")[0] in M.inputs:
-            repl[a] = M.inputs[name.split("^")[0]][0]
+            heads_of = {str(w): w for w in M.inputs[name.split("^")[0]]}
+            repl[a] = heads_of.get(name, M.inputs[name.split("^")[0]][0])  # W_Q^2 itself; W_Q^i: head 1
         elif name in ("Q", "K", "V"):  # the attention's inputs: one head's queries, keys and values
             repl[a] = M.steps[step_name(M, f"{name}_i")].expr
         else:

@@ -44,6 +44,15 @@ def _size(doc: DocumentModel, e: Any) -> Any:
     return simplify(sympify(e).xreplace(repl).subs(D.definitions))
 
 
+def _contradiction(subject: Any, message: str, got: str) -> tuple[str, str, str | None, str]:
+    """A stated shape the model does not give: ``wrong`` for a computed matrix; ``inconsistent`` for an
+    input (X or a weight), whose shape the document's own sizes and givens already fix."""
+    name = re.sub(r"\^.*", "", str(subject))
+    if name in ("X", "W_O", "W_Q", "W_K", "W_V"):
+        return "inconsistent", message + " (the document's sizes fix it)", got, "proven"
+    return "wrong", message, got, "proven"
+
+
 def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str]:
     where = next((k for k, op in enumerate(ops) if op == "in"), None)
     if where is None:
@@ -75,12 +84,12 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             continue
         if not b.free_symbols and not a.free_symbols:
             if a != b:
-                return "wrong", f"{tex[where]} is {got}, not {said}", got, "proven"
+                return _contradiction(subject, f"{tex[where]} is {got}, not {said}", got)
             continue
         if simplify(a - b) != 0:
             diff = simplify(a - b)
             why = "" if diff.is_number else f" (they differ unless {a} = {b})"
-            return "wrong", f"{tex[where]} is {got}, not {said}{why}", got, "proven"
+            return _contradiction(subject, f"{tex[where]} is {got}, not {said}{why}", got)
     if bound:
         return "given", f"{tex[where]} declared {said} (sets {', '.join(bound)})", None, ""
     return "correct", f"{tex[where]} is {got} by the model's shape rules", None, "proven"
