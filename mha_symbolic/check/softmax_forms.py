@@ -25,7 +25,8 @@ from .model import DocumentModel
 
 __all__ = ["judge_softmax_form", "engine_axis"]
 
-_ENTRY = re.compile(r"^\s*\\mathrm\{softmax\}\s*(?:\\left)?\(\s*([A-Za-z])\s*(?:\\right)?\)\s*_\{?\s*([a-z])\s*,?\s*([a-z])\s*\}?\s*$")
+_ENTRY = re.compile(r"^\s*\\mathrm\{softmax\}\s*(?:\\left)?\(\s*([A-Za-z])\s*(?:\\right)?\)"
+                    r"\s*_\{?\s*([a-z])\s*,?\s*([a-z])\s*\}?\s*$")
 _RATIO = re.compile(r"\\frac\{\s*\\exp\s*\(\s*([A-Za-z])_\{?([a-z])\s*,?\s*([a-z])\}?\s*\)\s*\}\{\s*\\sum_\{?\s*([a-z])"
                     r"[^}]*\}?(?:\^\{?[^}]*\}?)?\s*\\exp\s*\(\s*([A-Za-z])_\{?([a-z])\s*,?\s*([a-z])\}?\s*\)\s*\}")
 
@@ -70,16 +71,17 @@ def judge_softmax_form(doc: DocumentModel, tex: list[str], ops: list[str]) -> tu
 
 
 def _identity(doc: DocumentModel, tex: list[str], op: str, names: list[str]) -> tuple[str, str, str | None, str]:
+    def fill(t: str, entries: dict[str, list[Any]], length: int) -> str:
+        for name in names:
+            row = r"\begin{bmatrix}" + " & ".join(str(x) for x in entries[name]) + r"\end{bmatrix}"
+            t = re.sub(rf"(?<![\\A-Za-z_{{])({name})(?![A-Za-z_(])", lambda _, row=row: row, t)
+        ones = r"\begin{bmatrix}" + " & ".join(["1"] * length) + r"\end{bmatrix}"
+        return re.sub(r"\\(?:mathbf|mathbb|boldsymbol)\{1\}", lambda _: ones, t)
+
     for length in (2, 3):
-        def fill(t: str, entries: dict[str, list[Any]]) -> str:
-            for name in names:
-                row = " & ".join(str(x) for x in entries[name])
-                t = re.sub(rf"(?<![\\A-Za-z_{{])({name})(?![A-Za-z_(])", r"\\begin{bmatrix}" + row + r"\\end{bmatrix}", t)
-            return re.sub(r"\\(?:mathbf|mathbb|boldsymbol)\{1\}", r"\\begin{bmatrix}" + " & ".join(["1"] * length)
-                          + r"\\end{bmatrix}", t)
         symbolic = {n: [f"{n}_{{{k}}}" for k in range(1, length + 1)] for n in names}
         try:
-            a, b = (_explicit(doc.read(fill(t, symbolic))) for t in tex)
+            a, b = (_explicit(doc.read(fill(t, symbolic, length))) for t in tex)
         except (MHASymbolicError, ValueError, TypeError) as e:
             return "unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, ""
         if a is None or b is None or a.shape != b.shape:
