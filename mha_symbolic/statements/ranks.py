@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from sympy import ImmutableMatrix, MatMul, sympify
+from sympy import ImmutableMatrix, MatMul, Sum, sympify
 
 from ..attention import MultiHeadAttention
 from ..dims import Dims
@@ -199,7 +199,10 @@ def _instance_value(m: MultiHeadAttention, E: Any, expr: Any) -> ImmutableMatrix
             repl[sym] = ImmutableMatrix(val)
     for name, step in m.steps.items():
         repl[step.symbol] = E[name]
-    return ImmutableMatrix(expr.xreplace(repl).doit())
+    value = ImmutableMatrix(expr.xreplace(repl).doit())
+    if any(x.has(Sum) for x in value):  # softmax of a product written out: its entries' sums still unevaluated
+        value = value.applyfunc(lambda x: x.doit())
+    return value
 
 
 @dataclass(frozen=True)
