@@ -78,7 +78,8 @@ def test_statistics_come_from_the_engines_moments(statement, status):
 
 
 def test_statistics_at_a_fixed_width():
-    doc = "With $d_{model} = 512$ and $h = 8$, each head has $d_k = 512 / 8 = 64$.\n\n$$\\mathrm{sd}(q \\cdot k) = 8$$\n"
+    doc = ("With $d_{model} = 512$ and $h = 8$, each head has $d_k = 512 / 8 = 64$.\n\n"
+           "$$\\mathrm{sd}(q \\cdot k) = 8$$\n")
     assert [f.status for f in findings(doc) if f.kind == "statistic"] == ["correct"]
     assert [f.status for f in findings(doc.replace("= 8$$", "= 64$$")) if f.kind == "statistic"] == ["wrong"]
 
@@ -123,7 +124,8 @@ def test_rank_claims_of_every_form(claim, status):
 
 def test_general_concat_rank_uses_every_head():
     """rank(Concat(head_1, ..., head_h) W^O) <= d_k is false: a certified instance with two different heads."""
-    f = findings(r"$$\mathrm{rank}\left(\mathrm{Concat}(\mathrm{head}_1, \ldots, \mathrm{head}_h)W^O\right) \le d_k$$")[0]
+    claim = r"\mathrm{rank}\left(\mathrm{Concat}(\mathrm{head}_1, \ldots, \mathrm{head}_h)W^O\right) \le d_k"
+    f = findings(f"$${claim}$$")[0]
     assert f.status == "wrong" and f.basis == "certified counterexample" and "h = 2" in f.message
 
 
@@ -133,7 +135,8 @@ def test_ne_between_equal_matrices_is_wrong():
 
 
 def test_a_condition_binds_only_its_sentence():
-    doc = SIZES + "$$d_k = d_{model}/h = 2$$\n\n(With $h = 1$ we would instead have $d_k = d_{model} = 4$.)\n\n$$d_k = 2$$\n"
+    doc = SIZES + ("$$d_k = d_{model}/h = 2$$\n\n(With $h = 1$ we would instead have $d_k = d_{model} = 4$.)\n\n"
+                   "$$d_k = 2$$\n")
     got = [(f.line, f.status) for f in findings(doc) if f.kind == "setting" and f.status != "given"]
     assert got == [(3, "correct"), (5, "correct"), (7, "correct")]
     wrong = doc.replace("d_k = d_{model} = 4", "d_k = d_{model} = 2")
@@ -152,7 +155,8 @@ def test_split_heads_read_column_blocks():
 
 
 def test_code_quoted_in_prose():
-    doc = ("```python\nX = np.array([[1, 0, 1, 0], [0, 1, 1, 0]])\nWQ1 = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])\n```\n"
+    doc = ("```python\nX = np.array([[1, 0, 1, 0], [0, 1, 1, 0]])\n"
+           "WQ1 = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])\n```\n"
            "- `Q1 = X @ WQ1` = [[2, 1], [1, 2]]\n- `Q1.shape` is `(2, 2)`\n- `Q1.shape` is `(2, 3)`\n")
     got = [(f.line, f.status) for f in findings(doc) if f.status != "given"]
     assert got == [(5, "correct"), (6, "correct"), (7, "wrong")]
@@ -169,8 +173,10 @@ def test_plain_text_formulas_with_unicode():
 
 def test_notebook_stacked_heads_counted_from_zero():
     source = ("import torch\nX = torch.tensor([[1., 0., 0., 1.], [0., 1., 1., 0.]])\n"
-              "W_q = torch.tensor([[[1., 0.], [0., 1.], [0., 0.], [0., 0.]], [[0., 1.], [1., 0.], [0., 0.], [0., 0.]]])\n"
-              "W_k = torch.tensor([[[1., 1.], [0., 1.], [0., 0.], [0., 0.]], [[1., 0.], [0., 1.], [0., 0.], [0., 0.]]])\n"
+              "W_q = torch.tensor([[[1., 0.], [0., 1.], [0., 0.], [0., 0.]],\n"
+              "                    [[0., 1.], [1., 0.], [0., 0.], [0., 0.]]])\n"
+              "W_k = torch.tensor([[[1., 1.], [0., 1.], [0., 0.], [0., 0.]],\n"
+              "                    [[1., 0.], [0., 1.], [0., 0.], [0., 0.]]])\n"
               "S = X @ W_q @ (X @ W_k).transpose(-2, -1)\nS[1]")
     nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "markdown", "metadata": {}, "id": "a",

@@ -36,7 +36,7 @@ def entry_side(tex: str) -> tuple[str, str, str] | None:
 def _base_tex(doc: DocumentModel, base: str) -> str:
     word = re.fullmatch(r"\\mathrm\{(\w+)\}|([A-Za-z]{2,})", base)
     if word and (word.group(1) or word.group(2)) not in ("MultiHead", "Concat", "Output", "head"):
-        from .pipeline import _code_key
+        from .code import _code_key
 
         key = _code_key(word.group(1) or word.group(2), doc.zero_based_code)
         if key in ("Output", "Concat"):

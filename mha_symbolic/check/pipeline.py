@@ -11,54 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import ImmutableMatrix
-
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
+from .code import code_statement
 from .judge import judge
 from .model import DocumentModel, dim_name
 from .report import Finding, Report
+from .sentences import prose_statement
 
 __all__ = ["check_document"]
-
-_CODE_NAMES = {"x": "X", "wq": "W_Q^{}", "w_q": "W_Q^{}", "wk": "W_K^{}", "w_k": "W_K^{}", "wv": "W_V^{}",
-               "w_v": "W_V^{}", "wo": "W_O", "w_o": "W_O", "q": "Q_{}", "k": "K_{}", "v": "V_{}",
-               "scores": "S_{}", "s": "S_{}", "scaled": "S'_{}", "weights": "A_{}", "attn": "A_{}", "a": "A_{}",
-               "head": "head_{}", "head_output": "head_{}", "heads": "head_{}", "concat": "Concat", "out": "Output",
-               "attention": "A_{}", "attn_weights": "A_{}", "probs": "A_{}", "logits": "S_{}",
-               "scaled_scores": "S'_{}",
-               "output": "Output"}
-
-
-def _code_key(name: str, zero_based: bool) -> str | None:
-    """``WQ1`` -> ``W_Q^1``, ``weights2`` -> ``A_2``, ``W_q[0]`` -> ``W_Q^1``, ``X`` -> ``X``."""
-    m = re.fullmatch(r"([A-Za-z_]+?)_?(\d*)(?:_output)?(?:\[(\d+)\])?", name.strip())
-    if not m:
-        return None
-    base, digits, sub = m.group(1).lower(), m.group(2), m.group(3)
-    fmt = _CODE_NAMES.get(base.rstrip("_"))
-    if fmt is None:
-        return None
-    if "{}" not in fmt:
-        return fmt
-    index = sub if sub is not None else digits
-    if not index:
-        return None
-    i = int(index) + (1 if (sub is not None or zero_based) else 0)
-    return fmt.format(i)
-
-
-def _matrix(value: Any) -> ImmutableMatrix | None:
-    if isinstance(value, (int, float)):
-        return ImmutableMatrix([[value]])
-    if isinstance(value, list) and value and all(isinstance(x, (int, float)) for x in value):
-        return ImmutableMatrix([value])
-    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
-        try:
-            return ImmutableMatrix(value)
-        except (ValueError, TypeError):
-            return None
-    return None
 
 
 def check_document(text: str, name: str = "<text>", seconds_per_piece: float | None = 5.0) -> Report:
@@ -145,7 +106,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 kind, (status, message, expected, basis) = got
                 emit(p.line + c.row, c.text, status, message, expected, kind, basis)
     elif p.kind in ("code", "output") and p.name:
-        _code(doc, p, emit)
+        code_statement(doc, p, emit)
     elif p.kind == "table" and index in groups:
         judge_table(doc, groups[index], row_emit)
     elif p.kind == "prose":
@@ -159,7 +120,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 if got is not None:
                     emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
         elif not judge_code_prose(here, p, emit):
-            _prose(here, p, emit, scoped)
+            prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
 
@@ -248,188 +209,3 @@ def _is_binding(c: Any, sizes: dict[str, int]) -> bool:
 
     return len(c.sides) == 2 and c.ops == ("eq",) and dim_name(c.sides[0]) in sizes and \
         c.sides[1].strip() == str(sizes[dim_name(c.sides[0]) or ""])
-
-
-def _code(doc: DocumentModel, p: Any, emit: Any) -> None:
-    from .model import dim_name
-
-    size = dim_name(p.name)
-    if size is not None and isinstance(p.value, int):
-        known = doc.known_dims().get(size)
-        if known is None:
-            doc.bind_dim(size, p.value)
-            emit(p.line, p.text, "given", f"sets {size} = {p.value}", kind="setting")
-        else:
-            emit(p.line, p.text, "correct" if known == p.value else "wrong", f"{size} = {known}",
-                 None if known == p.value else str(known), "setting", "computed")
-        return
-    code_zero = bool(re.search(r"\b(?:[A-Za-z]+_?0|\w+\[0\])\b", p.name or "")) or doc.zero_based_code
-    key = _code_key(p.name, code_zero)
-    stacked = _stacked(p.value)
-    if key is None and stacked is not None:  # W_q = tensor of shape (h, d_model, d_k): one matrix per head
-        for k, M in enumerate(stacked):
-            _code_matrix(doc, p, emit, _code_key(f"{p.name}[{k}]", True), M)
-        return
-    _code_matrix(doc, p, emit, key, _matrix(p.value))
-
-
-def _stacked(value: Any) -> list[ImmutableMatrix] | None:
-    if isinstance(value, list) and value and all(isinstance(m, list) and m and all(isinstance(r, list) for r in m)
-                                                 for m in value):
-        mats = [_matrix(m) for m in value]
-        return None if any(m is None for m in mats) else mats  # type: ignore[return-value]
-    return None
-
-
-def _side_tex(doc: DocumentModel, key: str) -> str:
-    """The LaTeX of a model key (``W_Q^1``, ``A_2``, ``Concat``) in the document's head numbering."""
-    tex = {"W_Q": "W_Q^{%s}", "W_K": "W_K^{%s}", "W_V": "W_V^{%s}"}
-    shift = 1 if doc.zero_based else 0  # the side is read in the document's numbering
-    if "^" in key:
-        base, i = key.split("^")
-        return tex[base] % (int(i) - shift)
-    if "_" in key and key not in ("W_O",):
-        base, i = key.rsplit("_", 1)
-        return {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % (int(i) - shift)
-    return {"Concat": r"\mathrm{Concat}", "Output": r"\mathrm{Output}"}.get(key, key)
-
-
-def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: ImmutableMatrix | None) -> None:
-    if key is None:
-        return
-    from sympy import latex as sympy_latex
-
-    if M is None:
-        _code_formula(doc, p, emit, key)
-        return
-    got = judge(doc, [_side_tex(doc, key), sympy_latex(M)], ["eq"], p.text)
-    if got is not None:
-        kind, (status, message, expected, basis) = got
-        emit(p.line, p.text, status, message, expected, kind, basis)
-
-
-def resolver(doc: DocumentModel) -> Any:
-    """Code names (``X``, ``WQ1``, ``W_q[0]``, ``weights2``, ``dk``) as the model's symbols, for
-    :func:`._code_expr.code_expression`; None for a name the model does not have."""
-    def resolve(name: str, index: int | None) -> Any:
-        k = _code_key(name if index is None else f"{name}[{index}]", doc.zero_based_code)
-        if k is not None:
-            return doc.read(_side_tex(doc, k))
-        size = dim_name(name) if index is None else None
-        return doc.read({"d_model": "d_{model}"}.get(size, size)) if size else None
-
-    return resolve
-
-
-def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
-    """``Q1 = X @ WQ1``: the right side read with :func:`._code_expr.code_expression` (through ``ast``, never
-    run) in the model's symbols and compared with the model's step like a formula."""
-    from ..latex import latex
-    from ._code_expr import code_expression
-
-    source = p.text.split("=", 1)[1] if "=" in p.text else ""
-    try:
-        expr = code_expression(source, resolver(doc))
-    except (MHASymbolicError, ValueError, TypeError) as e:
-        emit(p.line, p.text, "unchecked", f"the right side is not read (it is never run): "
-             f"{str(e).splitlines()[0][:160]}", kind="formula")
-        return
-    side = _side_tex(doc, key)
-    got = judge(doc, [side, latex(expr)], ["eq"], p.text, read=[doc.read(side), expr])
-    if got is not None:
-        kind, (status, message, expected, basis) = got
-        emit(p.line, p.text, status, message, expected, kind, basis)
-
-
-_SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
-
-
-def _prose(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int] | None = None) -> None:
-    from .read import settings
-
-    every = re.search(r"\ball\s+((?:query|key|value)(?:\s*(?:,|and|&)\s*(?:query|key|value))*)\s+"
-                      r"(?:weights?|projections?|matrices)\s+(?:are\s+)?\$([^$]+)\$", p.text, re.I)
-    if every:  # "all query and key weights $(1, 0)^T$": every head's
-        _every_head(doc, p, emit, re.findall(r"query|key|value", every.group(1), re.I), every.group(2))
-
-    declared = re.search(_SHAPE_WORDS + r"\s*:\s*\$?\s*\(\s*(\w+)\s*(?:,|\\times|×|x)\s*(\w+)\s*\)\s*\$?",
-                         p.text, re.I)
-    if declared:
-        here = re.findall(r"\$\s*([A-Za-z](?:_\{[^{}$]*(?:\{[^{}$]*\})?[^{}$]*\}|_\w)?(?:\^\{?\w+\}?)?)\s*=",
-                          p.text[:declared.start()])
-        subject = here[-1] if here else doc.last_subject
-        if subject:
-            _declare(doc, p, emit, subject, declared.group(1), declared.group(2))
-
-    if _code_spans(doc, p, emit, scoped or {}):
-        return
-    stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+\$?\s*\(?\s*(\w+)\s*(?:\\times|×|x|,)\s*"
-                       r"(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
-    if stated:  # "Since $W_O$ is $4 \times 12$": a shape stated in words
-        got = judge(doc, [stated.group(1), r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"],
-                    p.text)
-        if got is not None:
-            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-    for s in settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)):  # inline math and code are judged apart
-        known = doc.known_dims().get(s.name)
-        if known is None:
-            doc.bind_dim(s.name, int(s.value))
-            emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
-        elif known != s.value:
-            emit(p.line, p.text, "wrong", f"{s.name} is {known} earlier in the document", str(known), "setting",
-                 "computed")
-        else:
-            emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")
-
-
-def _declare(doc: DocumentModel, p: Any, emit: Any, subject: str, rows: str, cols: str) -> None:
-    """``Shape: (4, 2)`` under a heading or after a formula naming one matrix: its declared shape, checked
-    against the model now and against every later use (:func:`.judge.judge` reports a contradiction)."""
-    from .judge import judge
-
-    per_head = re.fullmatch(r"W_\{?([QKV])\}?", subject)
-    probe = r"W_{%s}^{%d}" % (per_head.group(1), 0 if doc.zero_based else 1) if per_head else subject
-    got = judge(doc, [probe, r"\mathbb{R}^{%s \times %s}" % (rows, cols)], ["in"], p.text)
-    if got is not None and got[1][0] == "wrong" and per_head:
-        # a weight's declared shape that the model's sizes contradict: recorded, reported where it is used
-        doc.shapes[subject] = ((rows, cols), p.line)
-        emit(p.line, p.text, "given", f"{subject} declared {rows} x {cols}", kind="shape")
-        return
-    if got is not None:
-        kind, (status, message, expected, basis) = got
-        emit(p.line, p.text, status, message, expected, kind, basis)
-
-
-def _every_head(doc: DocumentModel, p: Any, emit: Any, kinds: list[str], value_tex: str) -> None:
-    from .judge import judge
-    from .model import as_int
-
-    h = as_int(doc.model().dims.h)
-    if h is None:
-        emit(p.line, p.text, "unchecked", "weights for every head, but the number of heads is not fixed")
-        return
-    first = 0 if doc.zero_based else 1
-    for kind in kinds:
-        letter = {"query": "Q", "key": "K", "value": "V"}[kind.lower()]
-        for k in range(first, first + h):
-            got = judge(doc, [f"W_{{{letter}}}^{{{k}}}", value_tex], ["eq"], p.text)
-            if got is not None:
-                emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-
-
-def _code_spans(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int]) -> bool:
-    """Sizes in inline code: ``dk = 6 // 2 = 3`` is a chain checked like math; in a sentence that sets its own
-    sizes ("with ``d_model = 768`` and ``n_heads = 12`` one gets ``dk = 64``") those are the local model's
-    (``scoped``) and the others are checked in it.  True when the line had such spans."""
-    spans = [s for s in re.findall(r"`([^`]+)`", p.text) if "=" in s and dim_name(s.split("=")[0].strip())]
-    if not spans:
-        return False
-    for c in ([x.strip().replace("//", "/") for x in s.split("=")] for s in spans):
-        tex = [{"d_model": "d_{model}"}.get(dim_name(x) or "", dim_name(x) or x) for x in c]
-        if len(c) == 2 and scoped.get(dim_name(c[0]) or "") == (int(c[1]) if c[1].isdigit() else None):
-            emit(p.line, p.text, "given", f"a condition of this sentence only ({tex[0]} = {c[1]})", kind="setting")
-            continue
-        got = judge(doc, tex, ["eq"] * (len(tex) - 1), p.text)
-        if got is not None:
-            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-    return True

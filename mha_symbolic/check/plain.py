@@ -60,7 +60,7 @@ _QUOTED = re.compile(r"^\s*`([^`]+)`\s*(=|≈|is|==)\s*(`[^`]+`|\[.*\]|-?\d[\d.]
 def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
     """Judge ``\\`EXPR\\` (= | ≈ | is) VALUE``; True when the line was such a statement."""
     from ._code_expr import code_expression
-    from .pipeline import resolver
+    from .code import resolver
 
     m = _QUOTED.match(p.text)
     if not m:

@@ -74,7 +74,7 @@ def _identity(doc: DocumentModel, tex: list[str], op: str, names: list[str]) -> 
     def fill(t: str, entries: dict[str, list[Any]], length: int) -> str:
         for name in names:
             row = r"\begin{bmatrix}" + " & ".join(str(x) for x in entries[name]) + r"\end{bmatrix}"
-            t = re.sub(rf"(?<![\\A-Za-z_{{])({name})(?![A-Za-z_(])", lambda _, row=row: row, t)
+            t = re.sub(rf"(?<![\\A-Za-z_{{])({name})(?![A-Za-z_(])", row.replace("\\", "\\\\"), t)
         ones = r"\begin{bmatrix}" + " & ".join(["1"] * length) + r"\end{bmatrix}"
         return re.sub(r"\\(?:mathbf|mathbb|boldsymbol)\{1\}", lambda _: ones, t)
 

@@ -1,0 +1,148 @@
+r"""Code in a document: assignments of numbers (bound or compared like ``NAME = [...]``), stacked per-head
+tensors, right sides read through ``ast`` (never run) and compared with the model's step, and the code
+names of the model's quantities (``WQ1``, ``W_q[0]``, ``weights2``, ``dk``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import ImmutableMatrix
+
+from ..errors import MHASymbolicError
+from .judge import judge
+from .model import DocumentModel, dim_name
+
+__all__ = ["code_statement", "resolver"]
+
+_CODE_NAMES = {"x": "X", "wq": "W_Q^{}", "w_q": "W_Q^{}", "wk": "W_K^{}", "w_k": "W_K^{}", "wv": "W_V^{}",
+               "w_v": "W_V^{}", "wo": "W_O", "w_o": "W_O", "q": "Q_{}", "k": "K_{}", "v": "V_{}",
+               "scores": "S_{}", "s": "S_{}", "scaled": "S'_{}", "weights": "A_{}", "attn": "A_{}", "a": "A_{}",
+               "head": "head_{}", "head_output": "head_{}", "heads": "head_{}", "concat": "Concat", "out": "Output",
+               "attention": "A_{}", "attn_weights": "A_{}", "probs": "A_{}", "logits": "S_{}",
+               "scaled_scores": "S'_{}",
+               "output": "Output"}
+
+
+def _code_key(name: str, zero_based: bool) -> str | None:
+    """``WQ1`` -> ``W_Q^1``, ``weights2`` -> ``A_2``, ``W_q[0]`` -> ``W_Q^1``, ``X`` -> ``X``."""
+    m = re.fullmatch(r"([A-Za-z_]+?)_?(\d*)(?:_output)?(?:\[(\d+)\])?", name.strip())
+    if not m:
+        return None
+    base, digits, sub = m.group(1).lower(), m.group(2), m.group(3)
+    fmt = _CODE_NAMES.get(base.rstrip("_"))
+    if fmt is None:
+        return None
+    if "{}" not in fmt:
+        return fmt
+    index = sub if sub is not None else digits
+    if not index:
+        return None
+    i = int(index) + (1 if (sub is not None or zero_based) else 0)
+    return fmt.format(i)
+
+
+def _matrix(value: Any) -> ImmutableMatrix | None:
+    if isinstance(value, (int, float)):
+        return ImmutableMatrix([[value]])
+    if isinstance(value, list) and value and all(isinstance(x, (int, float)) for x in value):
+        return ImmutableMatrix([value])
+    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+        try:
+            return ImmutableMatrix(value)
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
+    """One code statement (or printed output) with a name: a size, a matrix, or an expression."""
+    from .model import dim_name
+
+    size = dim_name(p.name)
+    if size is not None and isinstance(p.value, int):
+        known = doc.known_dims().get(size)
+        if known is None:
+            doc.bind_dim(size, p.value)
+            emit(p.line, p.text, "given", f"sets {size} = {p.value}", kind="setting")
+        else:
+            emit(p.line, p.text, "correct" if known == p.value else "wrong", f"{size} = {known}",
+                 None if known == p.value else str(known), "setting", "computed")
+        return
+    code_zero = bool(re.search(r"\b(?:[A-Za-z]+_?0|\w+\[0\])\b", p.name or "")) or doc.zero_based_code
+    key = _code_key(p.name, code_zero)
+    stacked = _stacked(p.value)
+    if key is None and stacked is not None:  # W_q = tensor of shape (h, d_model, d_k): one matrix per head
+        for k, M in enumerate(stacked):
+            _code_matrix(doc, p, emit, _code_key(f"{p.name}[{k}]", True), M)
+        return
+    _code_matrix(doc, p, emit, key, _matrix(p.value))
+
+
+def _stacked(value: Any) -> list[ImmutableMatrix] | None:
+    if isinstance(value, list) and value and all(isinstance(m, list) and m and all(isinstance(r, list) for r in m)
+                                                 for m in value):
+        mats = [_matrix(m) for m in value]
+        return None if any(m is None for m in mats) else mats  # type: ignore[return-value]
+    return None
+
+
+def _side_tex(doc: DocumentModel, key: str) -> str:
+    """The LaTeX of a model key (``W_Q^1``, ``A_2``, ``Concat``) in the document's head numbering."""
+    tex = {"W_Q": "W_Q^{%s}", "W_K": "W_K^{%s}", "W_V": "W_V^{%s}"}
+    shift = 1 if doc.zero_based else 0  # the side is read in the document's numbering
+    if "^" in key:
+        base, i = key.split("^")
+        return tex[base] % (int(i) - shift)
+    if "_" in key and key not in ("W_O",):
+        base, i = key.rsplit("_", 1)
+        return {"head": r"\mathrm{head}_{%s}"}.get(base, base + "_{%s}") % (int(i) - shift)
+    return {"Concat": r"\mathrm{Concat}", "Output": r"\mathrm{Output}"}.get(key, key)
+
+
+def _code_matrix(doc: DocumentModel, p: Any, emit: Any, key: str | None, M: ImmutableMatrix | None) -> None:
+    if key is None:
+        return
+    from sympy import latex as sympy_latex
+
+    if M is None:
+        _code_formula(doc, p, emit, key)
+        return
+    got = judge(doc, [_side_tex(doc, key), sympy_latex(M)], ["eq"], p.text)
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)
+
+
+def resolver(doc: DocumentModel) -> Any:
+    """Code names (``X``, ``WQ1``, ``W_q[0]``, ``weights2``, ``dk``) as the model's symbols, for
+    :func:`._code_expr.code_expression`; None for a name the model does not have."""
+    def resolve(name: str, index: int | None) -> Any:
+        k = _code_key(name if index is None else f"{name}[{index}]", doc.zero_based_code)
+        if k is not None:
+            return doc.read(_side_tex(doc, k))
+        size = dim_name(name) if index is None else None
+        return doc.read({"d_model": "d_{model}"}.get(size, size)) if size else None
+
+    return resolve
+
+
+def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
+    """``Q1 = X @ WQ1``: the right side read with :func:`._code_expr.code_expression` (through ``ast``, never
+    run) in the model's symbols and compared with the model's step like a formula."""
+    from ..latex import latex
+    from ._code_expr import code_expression
+
+    source = p.text.split("=", 1)[1] if "=" in p.text else ""
+    try:
+        expr = code_expression(source, resolver(doc))
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        emit(p.line, p.text, "unchecked", f"the right side is not read (it is never run): "
+             f"{str(e).splitlines()[0][:160]}", kind="formula")
+        return
+    side = _side_tex(doc, key)
+    got = judge(doc, [side, latex(expr)], ["eq"], p.text, read=[doc.read(side), expr])
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)

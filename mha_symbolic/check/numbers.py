@@ -1,0 +1,265 @@
+r"""Numbers in a document: exact values the engine computes from the document's givens, compared with the
+stated ones at the precision they are written with; sizes compared the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sympy import (
+    Expr,
+    ImmutableMatrix,
+    MatrixBase,
+    MatrixExpr,
+    MatrixSymbol,
+    Number,
+    Rational,
+    Symbol,
+    simplify,
+    sympify,
+)
+
+from ..errors import ShapeError
+from ..statements._base import agrees, shown
+from .model import DocumentModel, as_int, dim_name
+
+_OPS = {"eq": "=", "approx": "≈", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "ne": "≠", "def": ":="}
+Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
+
+
+def _places(tex: str) -> int | None:
+    """Decimal places of the most precise decimal written in ``tex`` (``1 \\times 10^{-3}`` counts 3)."""
+    found = [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)]
+    found += [-int(m.group(1)) for m in re.finditer(r"(?:e|\\times\s*10\^\{?)(-\d+)", tex)]
+    return max(found) if found else None
+
+
+def _literal(e: Any) -> ImmutableMatrix | None:
+    """Numbers as an exact matrix (decimals as written), or None."""
+    if isinstance(e, MatrixBase):
+        if all(sympify(x).is_number for x in e):
+            return ImmutableMatrix(e.rows, e.cols, [_exact(x) for x in e])
+        return None
+    e = sympify(e)
+    if isinstance(e, Expr) and e.is_number and not isinstance(e, MatrixExpr):
+        return ImmutableMatrix([[_exact(e)]])
+    return None
+
+
+def _exact(x: Any) -> Any:
+    x = sympify(x)
+    return Rational(str(x)) if x.is_Float else x
+
+
+def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
+    d = doc.known_dims()
+    D = doc.model().dims
+    for name in ("d_k", "d_v"):
+        size = as_int(getattr(D, name))
+        if name not in d and size is not None:
+            d[name] = size
+    out = {}
+    for s in getattr(e, "free_symbols", set()):
+        if isinstance(s, Symbol):
+            spelled = dim_name(s.name)
+            if spelled is not None and spelled in d:
+                out[s] = d[spelled]
+    return out
+
+
+def _scalar_free(e: Any) -> bool:
+    """No matrices in ``e``: a number or an expression in sizes."""
+    if isinstance(e, (MatrixBase, MatrixExpr)):
+        return False
+    return not (hasattr(e, "atoms") and (e.atoms(MatrixSymbol) or e.atoms(MatrixBase)))
+
+
+# ----- sizes ------------------------------------------------------------------------------------------
+def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
+    values = [simplify(s.subs(_dims_subs(doc, s))) if hasattr(s, "subs") else sympify(s) for s in sides]
+    unknown = [i for i, v in enumerate(values) if not v.is_number]
+    numeric = [i for i, v in enumerate(values) if v.is_number]
+    bound = []
+    if unknown and numeric and all(op == "eq" for op in ops):
+        for i in unknown:
+            name = dim_name(str(sides[i])) if isinstance(sides[i], Symbol) else None
+            value = values[numeric[-1]]
+            if name is not None and value.is_Integer:
+                doc.bind_dim(name, int(value))
+                bound.append(name)
+                values[i] = value
+    if any(not v.is_number for v in values):
+        if not all(op == "eq" for op in ops):
+            doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
+            return "given", "a constraint on sizes the document has not fixed", None, ""
+        free = sorted({str(s) for v in values for s in v.free_symbols})
+        return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
+    return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2)
+
+
+def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str, given_if: Any = False
+                   ) -> Verdict3:
+    for k, op in enumerate(ops):
+        a, b = values[k], values[k + 1]
+        places = _places(tex[k] + tex[k + 1])
+        holds = _holds(a, b, op, places)
+        if holds is False:
+            return ("wrong", f"{tex[k]} = {shown(a, places)} and {tex[k + 1]} = {shown(b, places)}: "
+                    f"'{_OPS.get(op, op)}' does not hold", shown(a, places), basis)
+    if given_if:
+        return "given", "sets " + " = ".join(tex), None, ""
+    return "correct", " ".join(f"{t} = {shown(v)};" for t, v in zip(tex, values, strict=True))[:200], None, basis
+
+
+def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
+    if op in ("eq", "approx", "def"):
+        A, B = _literal(a), _literal(b)
+        if A is None or B is None:
+            return bool(simplify(a - b) == 0)
+        return A.shape == B.shape and all(agrees(x, y, places) for x, y in zip(A, B, strict=True))
+    if op == "ne":
+        return not _holds(a, b, "eq", places)
+    cmp = {"lt": lambda x, y: x < y, "le": lambda x, y: x <= y, "gt": lambda x, y: x > y,
+           "ge": lambda x, y: x >= y}.get(op)
+    if cmp is None:
+        return None
+    return bool(cmp(sympify(a), sympify(b)))
+
+
+# ----- values -----------------------------------------------------------------------------------------
+def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
+    """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
+    from ..formulas import MultiHead
+
+    if not e.atoms(MatrixSymbol) and not e.atoms(MultiHead):  # numbers only (softmax of a given row): no model
+        value = e.doit()
+        value = value.as_explicit() if isinstance(value, MatrixExpr) else value
+        return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
+    M = doc.model()
+    if e.atoms(MultiHead):
+        e = e.xreplace({m: M.steps["Output"].symbol for m in e.atoms(MultiHead)})
+    givens, steps = doc.inputs_and_steps()
+    if not {str(a) for a in e.atoms(MatrixSymbol)} & {"W_O", "Output"}:
+        givens.pop("W_O", None)  # a W_O that cannot multiply the heads does not spoil a head's values
+        steps.pop("Output", None)
+    E = M.evaluate(**givens, given_steps=steps or None)
+    repl: dict[Any, Any] = {}
+    for a in e.atoms(MatrixSymbol):
+        key = str(a)
+        if key == "X":
+            repl[a] = ImmutableMatrix(E.inputs["X"])
+        elif key == "W_O":
+            repl[a] = ImmutableMatrix(E.inputs["W_O"])
+        elif key in M.steps:
+            repl[a] = E[key]
+        elif "^" in key and key.split("^")[0] in E.inputs:
+            heads = E.inputs[key.split("^")[0]]
+            repl[a] = ImmutableMatrix(heads[int(key.split("^")[1]) - 1])
+    value = e.xreplace(repl)
+    value = value.subs(_dims_subs(doc, value)) if hasattr(value, "subs") else value
+    value = value.doit() if hasattr(value, "doit") else value
+    if isinstance(value, MatrixExpr) and not value.free_symbols - set(value.atoms(Symbol)):
+        value = value.as_explicit()
+    return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
+
+
+def _input_key(doc: DocumentModel, tex: str) -> str | None:
+    """``X``, ``W_O`` or ``W_Q^2`` when a side names an input in any of the document's spellings, else None
+    (a per-head weight is an input whatever the sizes known so far)."""
+    from .model import canonical_tex
+
+    t = canonical_tex(tex, doc.zero_based).replace(" ", "")
+    if t in ("X", "W_O", "W^O", "W^{O}", "W_{O}"):
+        return "X" if t == "X" else "W_O"
+    m = re.fullmatch(r"W_\{?([QKV])\}?\^\{?(\d+)\}?|W\^\{?([QKV])\}?_\{?(\d+)\}?|W_\{?(\d+)\}?\^\{?([QKV])\}?", t)
+    if not m:
+        return None
+    letter = m.group(1) or m.group(3) or m.group(6)
+    index = int(m.group(2) or m.group(4) or m.group(5))  # canonical_tex has counted 0-based heads up
+    return f"W_{letter}^{index}"
+
+
+def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
+    stated_at = [i for i, s in enumerate(sides) if _literal(s) is not None]
+    k = stated_at[-1]
+    stated = _literal(sides[k])
+    assert stated is not None
+    places = _places(tex[k])
+    if isinstance(sides[k], Number) or stated.shape == (1, 1):
+        stated_shape = None
+    else:
+        stated_shape = stated.shape
+    verdicts: list[Verdict3] = []
+    if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
+        return _compare_chain([_literal(s) for s in sides], ops, tex, "computed")
+    for i, s in enumerate(sides):
+        if i == k or _literal(s) is not None:
+            continue
+        key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
+        is_input = key is not None and (key in ("X", "W_O") or "^" in key)
+        if key is not None and is_input and key not in doc.values:
+            known = doc.known_dims()
+            if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")
+                    and known.get("d_model") is not None):
+                doc.use_convention("split")  # a d_k x d_k projection reads a column block of X
+            doc.values[key] = stated
+            doc._model = doc._table = None
+            verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
+            continue
+        if isinstance(s, Symbol) and dim_name(s.name) is None and s.name not in doc.definitions:
+            doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
+            verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))
+            continue
+        if _scalar_free(s):
+            value = simplify(s.subs(_dims_subs(doc, s)))
+            if not value.is_number:
+                verdicts.append(("unchecked", f"{tex[i]} depends on sizes the document does not fix", None, ""))
+                continue
+            V = ImmutableMatrix([[value]])
+        else:
+            try:
+                V = _value(doc, s)
+            except ShapeError as e:
+                verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
+                continue
+            missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
+            if missing or any(not sympify(x).is_number for x in V):
+                if key is not None and key in doc.model().steps:
+                    doc.assumed[key] = stated
+                what = ", ".join(missing) or "sizes the document does not fix"
+                verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
+                                 "computed"))
+                continue
+        op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]
+        if V.shape != stated.shape and stated_shape is not None:
+            verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "
+                             f"{stated.cols}", shown(V, places), "computed"))
+            continue
+        if V.shape != stated.shape:
+            verdicts.append(("wrong", f"{tex[i]} is a {V.rows} x {V.cols} matrix, not a number", shown(V, places),
+                             "computed"))
+            continue
+        ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+        if op == "ne":
+            ok = not ok
+        at = "" if places is None else f" at {places} decimals"
+        if ok:
+            verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly; agrees{at}", None,
+                             "computed"))
+        else:
+            bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
+            r, c = divmod(bad, V.cols)
+            verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly; entry ({r + 1}, {c + 1}) "
+                             f"differs{at}", shown(V, places), "computed"))
+    return _worst(verdicts)
+
+
+def _worst(verdicts: list[Verdict3]) -> Verdict3:
+    order = ("wrong", "inconsistent", "assumed", "unchecked", "correct", "given")
+    if not verdicts:
+        return "unchecked", "nothing to compare", None, ""
+    return min(verdicts, key=lambda v: order.index(v[0]))
+
+
+value_of = _value

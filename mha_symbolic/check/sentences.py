@@ -1,0 +1,107 @@
+r"""Statements in sentences: sizes in words and in inline code, shapes stated in words (``$W_O$ is $4 \\times
+12$``, ``Shape: (4, 2)`` under a heading naming the matrix), and weights given for every head at once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .judge import judge
+from .model import DocumentModel, dim_name
+
+__all__ = ["prose_statement"]
+
+_SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
+
+
+def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int] | None = None) -> None:
+    """One line of prose: declared shapes, code spans, shapes and sizes in words."""
+    from .read import settings
+
+    every = re.search(r"\ball\s+((?:query|key|value)(?:\s*(?:,|and|&)\s*(?:query|key|value))*)\s+"
+                      r"(?:weights?|projections?|matrices)\s+(?:are\s+)?\$([^$]+)\$", p.text, re.I)
+    if every:  # "all query and key weights $(1, 0)^T$": every head's
+        _every_head(doc, p, emit, re.findall(r"query|key|value", every.group(1), re.I), every.group(2))
+
+    declared = re.search(_SHAPE_WORDS + r"\s*:\s*\$?\s*\(\s*(\w+)\s*(?:,|\\times|×|x)\s*(\w+)\s*\)\s*\$?",
+                         p.text, re.I)
+    if declared:
+        here = re.findall(r"\$\s*([A-Za-z](?:_\{[^{}$]*(?:\{[^{}$]*\})?[^{}$]*\}|_\w)?(?:\^\{?\w+\}?)?)\s*=",
+                          p.text[:declared.start()])
+        subject = here[-1] if here else doc.last_subject
+        if subject:
+            _declare(doc, p, emit, subject, declared.group(1), declared.group(2))
+
+    if _code_spans(doc, p, emit, scoped or {}):
+        return
+    stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+\$?\s*\(?\s*(\w+)\s*(?:\\times|×|x|,)\s*"
+                       r"(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
+    if stated:  # "Since $W_O$ is $4 \times 12$": a shape stated in words
+        got = judge(doc, [stated.group(1), r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"],
+                    p.text)
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+    for s in settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)):  # inline math and code are judged apart
+        known = doc.known_dims().get(s.name)
+        if known is None:
+            doc.bind_dim(s.name, int(s.value))
+            emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
+        elif known != s.value:
+            emit(p.line, p.text, "wrong", f"{s.name} is {known} earlier in the document", str(known), "setting",
+                 "computed")
+        else:
+            emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")
+
+
+def _declare(doc: DocumentModel, p: Any, emit: Any, subject: str, rows: str, cols: str) -> None:
+    """``Shape: (4, 2)`` under a heading or after a formula naming one matrix: its declared shape, checked
+    against the model now and against every later use (:func:`.judge.judge` reports a contradiction)."""
+    from .judge import judge
+
+    per_head = re.fullmatch(r"W_\{?([QKV])\}?", subject)
+    probe = r"W_{%s}^{%d}" % (per_head.group(1), 0 if doc.zero_based else 1) if per_head else subject
+    got = judge(doc, [probe, r"\mathbb{R}^{%s \times %s}" % (rows, cols)], ["in"], p.text)
+    if got is not None and got[1][0] in ("wrong", "inconsistent") and per_head:
+        # a weight's declared shape that the model's sizes contradict: recorded, reported where it is used
+        doc.shapes[subject] = ((rows, cols), p.line)
+        emit(p.line, p.text, "given", f"{subject} declared {rows} x {cols}", kind="shape")
+        return
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)
+
+
+def _every_head(doc: DocumentModel, p: Any, emit: Any, kinds: list[str], value_tex: str) -> None:
+    from .judge import judge
+    from .model import as_int
+
+    h = as_int(doc.model().dims.h)
+    if h is None:
+        emit(p.line, p.text, "unchecked", "weights for every head, but the number of heads is not fixed")
+        return
+    first = 0 if doc.zero_based else 1
+    for kind in kinds:
+        letter = {"query": "Q", "key": "K", "value": "V"}[kind.lower()]
+        for k in range(first, first + h):
+            got = judge(doc, [f"W_{{{letter}}}^{{{k}}}", value_tex], ["eq"], p.text)
+            if got is not None:
+                emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+
+
+def _code_spans(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int]) -> bool:
+    """Sizes in inline code: ``dk = 6 // 2 = 3`` is a chain checked like math; in a sentence that sets its own
+    sizes ("with ``d_model = 768`` and ``n_heads = 12`` one gets ``dk = 64``") those are the local model's
+    (``scoped``) and the others are checked in it.  True when the line had such spans."""
+    spans = [s for s in re.findall(r"`([^`]+)`", p.text) if "=" in s and dim_name(s.split("=")[0].strip())]
+    if not spans:
+        return False
+    for c in ([x.strip().replace("//", "/") for x in s.split("=")] for s in spans):
+        tex = [{"d_model": "d_{model}"}.get(dim_name(x) or "", dim_name(x) or x) for x in c]
+        if len(c) == 2 and scoped.get(dim_name(c[0]) or "") == (int(c[1]) if c[1].isdigit() else None):
+            emit(p.line, p.text, "given", f"a condition of this sentence only ({tex[0]} = {c[1]})", kind="setting")
+            continue
+        got = judge(doc, tex, ["eq"] * (len(tex) - 1), p.text)
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+    return True
