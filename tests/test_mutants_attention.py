@@ -48,3 +48,12 @@ def test_latex_of_a_model_is_its_output_expression():
     assert latex(M) == (r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{softmax}\left(\frac{\left(X W_1^{Q}\right) "
                         r"\left(X W_1^{K}\right)^{T}}{\sqrt{3}}\right) \left(X W_1^{V}\right)) W^{O}")
     assert M.scale == 1 / sqrt(3)
+
+
+def test_bias_rows_have_the_width_of_their_projection():
+    # d_k = 4, d_v = 5: b_Q, b_K are 1 x d_k and b_V is 1 x d_v
+    M = MultiHeadAttention(3, 6, 2, d_k=4, d_v=5, bias=True)
+    assert [M.b(k, 2).shape for k in "QKV"] == [(1, 4), (1, 4), (1, 5)]
+    assert [b.shape for b in M.inputs["b_K"]] == [(1, 4), (1, 4)]
+    assert (M.steps["Q_1"].shape, M.steps["K_2"].shape, M.steps["V_2"].shape) == ((3, 4), (3, 4), (3, 5))
+    assert str(M.steps["K_2"].definition) == "X*W_K^2 + 1*b_K^2"

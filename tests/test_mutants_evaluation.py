@@ -6,9 +6,10 @@ symbolic entries, else to four decimals; ``repr`` names the model and the steps.
 
 from __future__ import annotations
 
+import pytest
 from sympy import ImmutableMatrix, Rational
 
-from mha_symbolic import MultiHeadAttention
+from mha_symbolic import InputError, MultiHeadAttention
 from mha_symbolic.evaluation import Evaluation
 from mha_symbolic.latex import latex
 
@@ -71,3 +72,21 @@ def test_repr_names_model_and_steps():
     assert repr(E) == ("Evaluation(MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=3, convention='projection'), "
                        "steps=['Q_1', 'K_1', 'V_1', 'S_1', \"S'_1\", 'A_1', 'head_1', "
                        "'Q_2', 'K_2', 'V_2', 'S_2', \"S'_2\", 'A_2', 'head_2', 'Concat', 'Output'])")
+
+
+def test_numeric_rounds_the_exact_value_correctly():
+    # Output[0, 0] = -9 + 17 e^{-14 sqrt 2} / (1 + ...): about -9 + 9e-16, so 15 digits would give -9.0
+    M = MultiHeadAttention(2, 2, 1)
+    W = [[[-1, 2], [1, 0]]]
+    E = M.evaluate(X=[[-2, 1], [2, -2]], W_Q=W, W_K=W, W_V=W, W_O=[[1, 0], [3, 2]])
+    assert float(E["Output"][0, 0].evalf(60)) == -8.999999999999998
+    assert E.numeric().tolist() == [[-8.999999999999998, -7.999999999999999], [8.0, 8.0]]
+    assert E.numeric("A_1")[0, 1] == float(E["A_1"][0, 1].evalf(60))
+
+
+def test_numeric_of_a_symbolic_step_names_three_symbols():
+    E = MultiHeadAttention(2, 3, 1).evaluate(X=_X)  # weights left symbolic
+    with pytest.raises(InputError) as e:
+        E.numeric()
+    assert str(e.value) == ("step Output has symbolic entries ['W_K^1', 'W_O', 'W_Q^1']...; "
+                            "give numbers for every input to get floats")

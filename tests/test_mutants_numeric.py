@@ -330,3 +330,37 @@ def test_biases_given_to_a_model_without_biases():
         with pytest.raises(InputError) as e:
             f(**args, **{key: _B[key]})
         assert str(e.value) == f"{key} given, but the model has no biases; build it with bias=True"
+
+
+# ----- compiling for the sizes of the arrays -----------------------------------------------------
+def test_source_of_a_model_with_symbolic_widths_is_refused():
+    from mha_symbolic.errors import DimensionError
+
+    with pytest.raises(DimensionError) as e:
+        MultiHeadAttention(None, None, 2).lambdify().source  # noqa: B018
+    assert str(e.value) == "cannot compile with symbolic ['d_model', 'd_k', 'd_v']; pass X and the weights"
+
+
+def test_one_function_serves_several_sizes_and_step_modes():
+    f = MultiHeadAttention().lambdify()  # every size symbolic: compiled per (d_model, h, d_k, d_v, steps)
+    small = f(_X, [_W], [_W], [_W], _WO)
+    wide = _call_plain(f)
+    out, steps = f(_X, [_W], [_W], [_W], _WO, steps=True)
+    again = f(_X, [_W], [_W], [_W], _WO)
+    M3 = MultiHeadAttention(2, 3, 1)
+    exact = M3.evaluate(X=_X.tolist(), W_Q=[_W.tolist()], W_K=[_W.tolist()], W_V=[_W.tolist()], W_O=_WO.tolist())
+    np.testing.assert_allclose(small, exact.numeric(), rtol=1e-13)
+    assert again.tolist() == small.tolist() and out.tolist() == small.tolist()
+    assert list(steps)[-1] == "Output" and steps["A_1"].shape == (2, 2)
+    M4 = MultiHeadAttention(3, 4, 2)
+    exact4 = M4.evaluate(X=_X2.tolist(), W_Q=[w.tolist() for w in _WQ2], W_K=[w.tolist() for w in _WQ2],
+                         W_V=[w[:, ::-1].tolist() for w in _WQ2], W_O=_WO4.tolist())
+    assert wide.shape == (3, 4)
+    np.testing.assert_allclose(wide, exact4.numeric(), rtol=1e-13)
+
+
+_WO4 = np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 3.0], [2.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]])
+
+
+def _call_plain(f):
+    return f(_X2, _WQ2, _WQ2, [w[:, ::-1] for w in _WQ2], _WO4)
