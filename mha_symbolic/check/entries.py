@@ -49,8 +49,16 @@ def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     from .judge import _literal, _places, _value
 
     at = next((k for k, t in enumerate(tex) if entry_side(t)), None)
-    if at is None or len(tex) != 2 or ops[0] not in ("eq", "approx"):
+    if at is None or any(op not in ("eq", "approx") for op in ops):
         return None
+    if len(tex) > 2:  # (S_2)_{21} = (S_2)_{22} = -2: every entry against the stated number
+        number = [t for t in tex if not entry_side(t)]
+        if len(number) != 1:
+            return None
+        got = [judge_entry(doc, [t, number[0]], ["eq"]) for t in tex if entry_side(t)]
+        verdicts = [g for g in got if g is not None]
+        order = ("wrong", "inconsistent", "assumed", "unchecked", "correct")
+        return min(verdicts, key=lambda v: order.index(v[0])) if verdicts else None
     base, r, c = entry_side(tex[at])  # type: ignore[misc]
     other = tex[1 - at]
     try:

@@ -57,7 +57,9 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
     sides already read (code read through ``ast``), ``sides_tex`` then only names them in messages."""
     if read is not None:
         return _judge_read(doc, read, sides_tex, ops)
-    sides_tex, ops = list(sides_tex), list(ops)
+    sides_tex = [re.sub(r"\\(?:mathrm|operatorname|text)\{(?:rg|Rang|rango|posto)\}", r"\\mathrm{rank}", t)
+                 for t in sides_tex]  # rank in other languages (rg, Rang, rango, posto)
+    ops = list(ops)
     if sides_tex and re.fullmatch(r"\s*\\(?:mathrm|text|operatorname)\{head\}_\{?h\}?\s*", sides_tex[0]):
         # head_h = Attention(Q W_Q^h, ...): h names a general head here, as i does elsewhere
         sides_tex = [re.sub(r"([_^])\{?h\}?(?![A-Za-z])", r"\1i", t) for t in sides_tex]

@@ -42,7 +42,7 @@ _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_le
                 "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
                 "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",
                 "d_model": "d_model", "dmodel": "d_model", "d": "d_model", "D": "d_model", "d_{model}": "d_model",
-                "h": "h", "H": "h", "n_heads": "h", "num_heads": "h", "nheads": "h",
+                "h": "h", "n_heads": "h", "num_heads": "h", "nheads": "h",
                 "d_k": "d_k", "dk": "d_k", "p_k": "d_k", "p_q": "d_k", "d_q": "d_k", "d_head": "d_k",
                 "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v"}
 _PER_HEAD = r"(?:Q|K|V|S'|S|A|H|Z|\\mathrm\{head\})"
@@ -70,6 +70,10 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
     t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)
     t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1}
+    # other languages' words for a head, multi-head and rank (tête, Kopf, cabeza; MultiTête; rg, Rang, rango)
+    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:t[êe]te|kopf|Kopf|cabeza|cabeça)\}", r"\\mathrm{head}", t)
+    t = re.sub(r"\\(?:mathrm|text|operatorname)\{Multi(?:T[êe]te|Kopf|Cabeza|Cabeça)\}", r"\\mathrm{MultiHead}", t)
+    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:rg|Rang|rango|posto)\}", r"\\mathrm{rank}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
                r"\\mathrm{\1}", t)
@@ -86,16 +90,24 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
     t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
+    # W^{(1)}_Q, W^{(i)}_K: the head in parentheses above, the role below
+    t = re.sub(r"W\^\{\((\w+)\)\}_\{?([qkvQKV])\}?", lambda m: f"W_{{{m.group(2).upper()}}}^{{{m.group(1)}}}", t)
     # W_Q^{(1)} -> W_Q^{1}
     t = re.sub(r"(W_\{?[QKV]\}?)\^\{\((\w+)\)\}", r"\1^{\2}", t)
     # Q^{(2)\top} -> Q_{2}^{T};  S'^{(1)} -> S'_{1}
     t = re.sub(r"(?<![\\A-Za-z])([QKVSAHZ]'?)\^\{\((\w+)\)\s*(\\top|T|\\intercal|\\mathsf\{T\})?\s*\}",
                lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
+    t = re.sub(r"\\mathrm\{head\}\^\{\((\w+)\)\}", r"\\mathrm{head}_{\1}", t)  # head^{(1)}
+    t = re.sub(r"W_\{\s*([QKVqkv])\s*,\s*(\w+)\s*\}",  # W_{Q,i}
+               lambda m: f"W_{{{m.group(1).upper()}}}^{{{m.group(2)}}}", t)
+    t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=_)", "S'", t)  # \tilde S_i: the scaled scores
     t = re.sub(r"(?<![\\A-Za-z])H_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)
     t = re.sub(r"(?<![\\A-Za-z])Z_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # Z_i: a head's output
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
-    t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", r"\\mathrm{Concat}(\1)", t)
+    t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]",
+               lambda m: r"\mathrm{Concat}(" + re.sub(r"(?<=[\w}])\s+(?=\\mathrm\{head\})", ", ", m.group(1).strip())
+               + ")", t)
     if zero_based:
         t = _shift_heads(t)
         t = re.sub(r"(\\mathrm\{head\}_)\{\s*h\s*-\s*1\s*\}", r"\1{h}", t)  # H_{h-1}: the last head
@@ -116,6 +128,10 @@ def _python_lists(t: str) -> str:
             " & ".join(x.strip().replace("−", "-") for x in r.strip("[] ,").split(",") if x.strip())
             for r in rows) + r"\end{bmatrix}"
     t = re.sub(rf"\[\s*{_LIST}(?:\s*,\s*{_LIST})*\s*,?\s*\]", matrix, t)
+    matlab = rf"\[\s*{_NUM}(?:\s+{_NUM})*(?:\s*;\s*{_NUM}(?:\s+{_NUM})*)*\s*\]"  # [1 -1; 0 2]: MATLAB's rows
+    t = re.sub(matlab, lambda m: r"\begin{bmatrix}" + r" \\ ".join(
+        " & ".join(x.replace("−", "-") for x in row.split()) for row in m.group(0).strip("[] ").split(";"))
+        + r"\end{bmatrix}", t)
     return re.sub(rf"(?<![A-Za-z_\]}}])\s*{_LIST}", lambda m: " " + matrix(m), t)
 
 
@@ -188,6 +204,7 @@ class DocumentModel:
     zero_based: bool = False
     zero_based_code: bool = False
     aliases: dict[str, str] = field(default_factory=dict)  # Q = K = V = X_1 in this section
+    renames: dict[str, str] = field(default_factory=dict)  # P -> A: the document's letter for a model step
     current_head: int | None = None  # the head a section ("Head 2") speaks of: bare S, A, Z are its steps
     definitions: dict[str, Any] = field(default_factory=dict)  # Z = softmax(Q K^T / sqrt(d_k)) V
     last_subject: str | None = None
@@ -302,11 +319,13 @@ class DocumentModel:
 
     def _local_names(self, tex: str) -> str:
         """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
+        for name, target in self.renames.items():  # "P_i for the attention weights": P_1 is A_1
+            tex = re.sub(rf"(?<![\\A-Za-z_^{{]){re.escape(name)}(?=\s*_)", lambda _, t=target: t, tex)
         for name, target in self.aliases.items():
             tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{]))({name})(?![_a-z{{])", "(" + target + ")", tex)
         if self.current_head is not None:
             k = self.current_head - (1 if self.zero_based else 0)
-            tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(])", lambda m: f"{m.group(1)}_{{{k}}}", tex)
+            tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(^])", lambda m: f"{m.group(1)}_{{{k}}}", tex)
         return tex
 
     def key(self, obj: Any) -> str | None:

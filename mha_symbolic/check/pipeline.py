@@ -54,7 +54,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         except PieceTimeout:
             emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
-                IndexError, KeyError, NotImplementedError) as e:
+                IndexError, KeyError, NotImplementedError, re.error) as e:
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
@@ -197,6 +197,9 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         or any(k in doc.constrained for k in sizes)
     if not sizes or not local:
         return doc, {}
+    for name, value in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", clause):  # every size this example sets
+        if dim_name(name) in ("n", "d_model", "h", "d_k", "d_v"):
+            sizes.setdefault(dim_name(name) or "", int(value))
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
                    values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else {},
                    assumed={}, definitions=dict(doc.definitions), local=None, _model=None, _table=None)

@@ -39,7 +39,7 @@ def formula_line(text: str) -> str | None:
         return None
     from .read import normalise
 
-    tex = normalise(text.strip().rstrip(".,;"))
+    tex = normalise(re.sub(r"\s+\(\s*\d+\s*[×x]\s*\d+\s*\)\s*$", "", text.strip().rstrip(".,;")))  # "(4 × 2)"
     words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", " ", tex))
     if any(w.lower() not in _VOCABULARY for w in words):
         return None
@@ -49,9 +49,9 @@ def formula_line(text: str) -> str | None:
 
 
 def _python_lists(tex: str) -> str:
-    from .model import canonical_tex
+    from .model import _python_lists as lists
 
-    return canonical_tex(tex) if "[[" in tex or re.search(r"=\s*\[", tex) else tex
+    return lists(tex)
 
 
 _QUOTED = re.compile(r"^\s*`([^`]+)`\s*(=|≈|is|==)\s*(`[^`]+`|\[.*\]|-?\d[\d.]*)(.*)$")

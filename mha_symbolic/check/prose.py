@@ -248,9 +248,9 @@ def _clean(term: str) -> str:
     return term.strip().rstrip(".,;:!?").strip("()")
 
 
-_COND_ANYWHERE = r"if|when|whenever|assuming|suppose|wenn|falls|si|cuando"
-_COND_CLAUSE = r"with|for|given|take|mit|für|bei|con|para"
-_HEAD_WORDS = r"head|kopf|cabeza"
+_COND_ANYWHERE = r"if|when|whenever|assuming|suppose|wenn|falls|si|cuando|lorsque|quand|quando|se"
+_COND_CLAUSE = r"with|for|given|take|mit|für|bei|con|para|avec|pour|dans|com|em"
+_HEAD_WORDS = r"head|kopf|cabeza|tête|tete|cabeça"
 _PREPOSITIONS = r"for|in|of|from|at|within|für|im|bei|von|des|para|en|de|del"
 _ARTICLES = r"(?:the|den|dem|der|die|das|la|el)\s+"
 _BINDING = r"([A-Za-z]\w*)\s*=\s*(\d+)(?![\d.])"
@@ -311,5 +311,6 @@ def hypothetical(sentence: str) -> bool:
     (True, False)
     """
     return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we"
-                          r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo)\b|^\s*\(", sentence, re.I))
+                          r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo|par exemple|pour comparaison|aurait"
+                          r"|serait|seria|por exemplo|para comparação)\b|^\s*\(", sentence, re.I))
 

@@ -15,8 +15,18 @@ __all__ = ["prose_statement"]
 _SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
 
 
+_ROLES = [(r"scaled (?:raw )?scores|scaled logits", "S'"), (r"(?:raw )?scores|logits", "S"),
+          (r"attention weights|attention matrix|weights|attention probabilities", "A"),
+          (r"(?:head )?outputs?|head", r"\mathrm{head}"), (r"queries", "Q"), (r"keys", "K"), (r"values", "V")]
+
+
 def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int] | None = None) -> None:
-    """One line of prose: declared shapes, code spans, shapes and sizes in words."""
+    """One line of prose: names for the model's quantities, declared shapes, code spans, shapes and sizes."""
+    for name, role in re.findall(r"\$\s*([A-Z])_\{?[a-z]\}?\s*\$\s+(?:for|denotes|is)\s+(?:its|the|their|each head's)?"
+                                 r"\s*([a-z ]+?)(?=[,.;]|\s+and\b|$)", p.text):
+        target = next((t for pattern, t in _ROLES if re.fullmatch(pattern, role.strip(), re.I)), None)
+        if target is not None and name != target:  # "$P_i$ for the attention weights": P_1 is the model's A_1
+            doc.renames[name] = target
     from .read import settings
 
     every = re.search(r"\ball\s+((?:query|key|value)(?:\s*(?:,|and|&)\s*(?:query|key|value))*)\s+"

@@ -62,8 +62,9 @@ def judge_softmax_form(doc: DocumentModel, tex: list[str], ops: list[str]) -> tu
                 "proven"
         return ("wrong", f"this normalises each {stated}; the model's softmax normalises each {axis} "
                 f"(scores of one query over all keys)", f"sum over the {axis}", "proven")
-    if not any("softmax" in t for t in tex):
-        return None
+    if not any("softmax" in t for t in tex) or any(re.search(r"(?<![\\a-z])[A-Z]", re.sub(r"\\[A-Za-z]+", "", t))
+                                                   for t in tex):
+        return None  # identities of vectors only: a matrix name (Q, S, X) is the model's business
     names = sorted({m for t in tex for m in re.findall(r"(?<![\\A-Za-z_{])([a-z])(?![A-Za-z_(])", t)} - {"c", "e"})
     if not names:
         return None

@@ -37,7 +37,9 @@ _WORDS = [(r"attention weights?|weights|attention matrix|softmax", "A_{%s}"),
           (r"scaled scores?|scaled logits?", "S'_{%s}"), (r"scores?|logits?", "S_{%s}"),
           (r"head outputs?", r"\mathrm{head}_{%s}"), (r"concat", r"\mathrm{Concat}"),
           (r"\boutput\b|multi-?head", r"\mathrm{Output}"), (r"embedding|input|rows of \$?x", "X")]
-_COLUMN = re.compile(r"\s*\$?(.+?)\$?\s*\[\s*:\s*,\s*(\d+)\s*\]\s*")
+_COLUMN = re.compile(r"\s*\$?(.+?)\$?\s*(?:\[\s*:\s*,\s*(\d+)\s*\]"
+                     r"|\(?\s*(?:col(?:umn)?|colonne|columna|spalte)\.?\s*(\d+)\)?)\s*",
+                     re.I)  # W_Q^1[:,1], $W_{Q,1}$ col 1
 
 
 def table_groups(pieces: list[Any]) -> dict[int, list[Any]]:
@@ -68,6 +70,8 @@ def _subject(caption: str, head: str | None) -> str | None:
     """The LaTeX name of the matrix a caption speaks of (``%s`` in it stands for the head)."""
     for m in re.finditer(r"\$([^$]+)\$", caption):
         name = m.group(1).strip()
+        if re.fullmatch(r"[a-z]", name):  # an index or a size (i, n), not a matrix
+            continue
         if re.fullmatch(r"[A-Za-z]+(?:\^\{?\w+\}?|_\{?\w+\}?)*|\[.*\]|\\mathrm\{\w+\}(?:_\{?\w+\}?)?", name):
             return name
     for pattern, name in _WORDS:
@@ -79,6 +83,8 @@ def _subject(caption: str, head: str | None) -> str | None:
 def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     """Bind or compare the matrices a table holds; one finding per row."""
     cols = [c.strip() for c in rows[0].columns]
+    if _sizes_table(doc, rows, emit):
+        return
     numbers = [_numbers(p) for p in rows]
     if any(n is None for n in numbers) or len({len(n or []) for n in numbers}) != 1:
         return
@@ -88,7 +94,7 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
         by_name: dict[str, dict[int, list[Any]]] = {}
         for k, m in enumerate(refs):
             assert m is not None
-            by_name.setdefault(m.group(1), {})[int(m.group(2))] = [n[k] for n in numbers if n is not None]
+            by_name.setdefault(m.group(1), {})[int(m.group(2) or m.group(3))] = [n[k] for n in numbers if n is not None]
         for named, columns in by_name.items():
             order = sorted(columns)
             M = ImmutableMatrix([[columns[j][r] for j in order] for r in range(len(rows))])
@@ -154,3 +160,27 @@ def _matrix(doc: DocumentModel, name: str, M: ImmutableMatrix, rows: list[Any], 
             emit(p, "wrong", f"row {r + 1} of {name} = {shown(ImmutableMatrix([got_row]), places)} computed exactly;"
                  f" the table says [{', '.join(str(x) for x in p.value)}]{at}",
                  shown(ImmutableMatrix([got_row]), places), "number", "computed")
+
+
+def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    """A table of sizes (``| heads | $h$ | 3 |``): each row with one number and a label naming a size is an
+    equation ``size = number`` (bound the first time, compared after); True when every row is such a row."""
+    from .model import dim_name
+
+    found = []
+    for p in rows:
+        labels = (p.name or "").split("|")
+        values = p.value if isinstance(p.value, list) else None
+        if not values or len(values) != 1 or not isinstance(values[0], int):
+            return False
+        names = [re.sub(r"^\$|\$$", "", x.strip()) for x in labels]
+        spelled = next((x for x in reversed(names) if x and dim_name(x.split("=")[0].strip())), None)
+        if spelled is None:
+            return False
+        found.append((p, spelled, values[0]))
+    for p, spelled, value in found:
+        sides = [x.strip() for x in spelled.split("=")] + [str(value)]
+        got = judge(doc, sides, ["eq"] * (len(sides) - 1), p.text)
+        if got is not None:
+            emit(p, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+    return True
