@@ -64,6 +64,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
     """
     t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", tex)  # spacing commands
+    t = re.sub(r"\\(min|max)\s*\\\{(.*?)\\\}", r"\\\1(\2)", t)  # \min\{a, b\}
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
     t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
                lambda m: r"\frac{%s}{1%s}" % (int(m.group(1) + m.group(2)), "0" * len(m.group(2))), t)
@@ -72,7 +73,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1}
     # other languages' words for a head, multi-head and rank (tête, Kopf, cabeza; MultiTête; rg, Rang, rango)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:t[êe]te|kopf|Kopf|cabeza|cabeça)\}", r"\\mathrm{head}", t)
-    t = re.sub(r"\\(?:mathrm|text|operatorname)\{Multi(?:T[êe]te|Kopf|Cabeza|Cabeça)\}", r"\\mathrm{MultiHead}", t)
+    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:Multi(?:T[êe]te|Kopf|Cabeza|Cabeça)|MHA|MultiHeadAttention)\}",
+               r"\\mathrm{MultiHead}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:rg|Rang|rango|posto)\}", r"\\mathrm{rank}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
@@ -86,7 +88,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
     t = re.sub(r"\\mathrm\{MultiHead\}(?!\s*(?:\\left)?\()", r"\\mathrm{MultiHead}(X, X, X)", t)  # MultiHead alone
     t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
-    t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", r"\\mathrm{Concat}(\1)", t)
+    t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]",
+               lambda m: r"\mathrm{Concat}(" + _blocks(m.group(1)) + ")", t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
     t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
@@ -98,6 +101,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\\A-Za-z])([QKVSAHZ]'?)\^\{\((\w+)\)\s*(\\top|T|\\intercal|\\mathsf\{T\})?\s*\}",
                lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
     t = re.sub(r"\\mathrm\{head\}\^\{\((\w+)\)\}", r"\\mathrm{head}_{\1}", t)  # head^{(1)}
+    t = re.sub(r"(W_\{?\w+\}?)\^\{([QKV])\s*(?:\\top|T|\\intercal)\s*\}", r"(\1^{\2})^{T}", t)  # W_i^{K\top}
     t = re.sub(r"W_\{\s*([QKVqkv])\s*,\s*(\w+)\s*\}",  # W_{Q,i}
                lambda m: f"W_{{{m.group(1).upper()}}}^{{{m.group(2)}}}", t)
     t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=_)", "S'", t)  # \tilde S_i: the scaled scores
@@ -106,8 +110,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
     t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]",
-               lambda m: r"\mathrm{Concat}(" + re.sub(r"(?<=[\w}])\s+(?=\\mathrm\{head\})", ", ", m.group(1).strip())
-               + ")", t)
+               lambda m: r"\mathrm{Concat}(" + _blocks(m.group(1)) + ")", t)
     if zero_based:
         t = _shift_heads(t)
         t = re.sub(r"(\\mathrm\{head\}_)\{\s*h\s*-\s*1\s*\}", r"\1{h}", t)  # H_{h-1}: the last head
@@ -164,6 +167,12 @@ def numeric_matrix(tex: str) -> ImmutableMatrix | None:
     if not entries or len({len(r) for r in entries}) != 1:
         return None
     return ImmutableMatrix(entries)
+
+
+def _blocks(content: str) -> str:
+    """The blocks of ``[h_1 \\; h_2]``, ``[h_1 | \\cdots | h_h]``, ``[h_1, h_2]`` separated by commas."""
+    t = re.sub(r"\s*(?:\\mid|\\vert|\|)\s*", ", ", content.strip())
+    return re.sub(r"(?<=[\w}])\s+(?=\\mathrm\{head\}|\\(?:dots|ldots|cdots))", ", ", t)
 
 
 def _row(numbers: str, column: bool = False) -> str:

@@ -93,9 +93,24 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
         if not all(op == "eq" for op in ops):
             doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
             return "given", "a constraint on sizes the document has not fixed", None, ""
+        general = _by_definition(doc, values)
+        if general is not None:
+            return _compare_chain(general, ops, tex, "proven")  # d_k = d_model / h: the model's definition
         free = sorted({str(s) for v in values for s in v.free_symbols})
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
     return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2)
+
+
+def _by_definition(doc: DocumentModel, values: list[Any]) -> list[Any] | None:
+    """The sides in the model's independent sizes (d_k and d_v written as d_model / h), when they all are
+    equal that way -- a statement true for every size; None otherwise (it depends on the sizes)."""
+    D = doc.model().dims
+    names = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v}
+    out = []
+    for v in values:
+        e = v.xreplace({s: names[dim_name(str(s)) or ""] for s in v.free_symbols if dim_name(str(s)) in names})
+        out.append(simplify(e.subs(D.definitions)))
+    return out if all(simplify(a - out[0]) == 0 for a in out) else None
 
 
 def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str, given_if: Any = False

@@ -43,9 +43,13 @@ def formula_line(text: str) -> str | None:
     words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", " ", tex))
     if any(w.lower() not in _VOCABULARY for w in words):
         return None
+    return _python_lists(math_words(tex))
+
+
+def math_words(tex: str) -> str:
+    """Function names written as words in plain text (softmax, head, rank, min) as LaTeX commands."""
     tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head)(?![A-Za-z])", r"\\mathrm{\1}", tex)
-    tex = re.sub(r"(?<![\\A-Za-z{])(min|max|exp|det)(?=\s*\()", r"\\\1", tex)
-    return _python_lists(tex)
+    return re.sub(r"(?<![\\A-Za-z{])(min|max|exp|det)(?=\s*\()", r"\\\1", tex)
 
 
 def _python_lists(tex: str) -> str:

@@ -47,6 +47,16 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         return
     stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+\$?\s*\(?\s*(\w+)\s*(?:\\times|×|x|,)\s*"
                        r"(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
+    plain = None if stated else re.match(r"\s*([^\s$`]+)\s+(?:is|has shape|ist|es|est)\s+(\d+)\s*(?:×|x)\s*(\d+)\b",
+                                         p.text)
+    if plain:  # "head⁽¹⁾ is 5 × 5" in plain text: judged only when the name reads as a matrix
+        from .plain import math_words
+        from .read import normalise
+
+        got = judge(doc, [math_words(normalise(plain.group(1))),
+                          r"\mathbb{R}^{%s \times %s}" % (plain.group(2), plain.group(3))], ["in"], p.text)
+        if got is not None and got[1][0] != "unchecked":
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     if stated:  # "Since $W_O$ is $4 \times 12$": a shape stated in words
         got = judge(doc, [stated.group(1), r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"],
                     p.text)

@@ -192,7 +192,8 @@ def _normalise(text: str) -> str:
     t = re.sub(r"\\(?:operatorname|text|textrm|mathrm|rm)\s*\{", r"\\mathrm{", t)
     t = re.sub(r"\\mathrm\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "") + "}", t)
     t = re.sub(r"\\(?:,|;|:|!|quad|qquad)|~", " ", t)
-    return t
+    # a lone d is a size (d = d_model), not latex2sympy's differential: "3 \cdot d \cdot p" is not 3 * dcdot * p
+    return re.sub(r"(?<![\\A-Za-z{_^])d(?![A-Za-z_{}0-9])", "{d}", t)
 
 
 def _tokens(text: str) -> list[str]:
