@@ -70,6 +70,12 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
             emit(p.line, p.text, "correct" if known == p.value else "wrong", f"{size} = {known}",
                  None if known == p.value else str(known), "setting", "computed")
         return
+    rounded = re.fullmatch(r"\s*(?:np\.|numpy\.|torch\.)?round\(\s*(.+?)\s*(?:,\s*(?:decimals\s*=\s*)?\d+)?\)\s*|"
+                           r"\s*(.+?)\.round\(\s*(?:decimals\s*=\s*)?\d*\s*\)\s*", p.name or "")
+    if rounded:  # np.round(head2, 3) printed: the value of head2, at the printed precision
+        p = _renamed(p, rounded.group(1) or rounded.group(2))
+    if p.kind == "output" and _printed_expression(doc, p, emit):
+        return
     code_zero = bool(re.search(r"\b(?:[A-Za-z]+_?0|\w+\[0\])\b", p.name or "")) or doc.zero_based_code
     key = _code_key(p.name, code_zero)
     stacked = _stacked(p.value)
@@ -78,6 +84,45 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
             _code_matrix(doc, p, emit, _code_key(f"{p.name}[{k}]", True), M)
         return
     _code_matrix(doc, p, emit, key, _matrix(p.value))
+
+
+def _renamed(p: Any, name: str) -> Any:
+    from dataclasses import replace
+
+    return replace(p, name=name)
+
+
+def _printed_expression(doc: DocumentModel, p: Any, emit: Any) -> bool:
+    """A printed value whose name is an expression or a ``.shape`` (``head1.shape``, ``A1 @ V1``): the shape
+    or value the engine gives it.  True when handled."""
+    from ._code_expr import code_expression
+    from .plain import _shape
+
+    shape = re.fullmatch(r"\s*(.+)\.shape\s*", p.name or "")
+    simple = _code_key(p.name, doc.zero_based_code) is not None
+    if not shape and (simple or re.fullmatch(r"\w+", p.name or "")):
+        return False
+    try:
+        expr = code_expression(shape.group(1) if shape else p.name, resolver(doc))
+        if shape:
+            value = p.value if isinstance(p.value, (list, tuple)) and len(p.value) == 2 else None
+            if value is None:
+                return False
+            kind, verdict = _shape(doc, expr, value[0], value[1], shape.group(1))
+        else:
+            M = _matrix(p.value)
+            if M is None:
+                return False
+            from sympy import latex as sympy_latex
+
+            got = judge(doc, [p.name, sympy_latex(M)], ["eq"], p.text, read=[expr, doc.read(sympy_latex(M))])
+            if got is None:
+                return True
+            kind, verdict = got
+    except (MHASymbolicError, ValueError, TypeError):
+        return False
+    emit(p.line, p.text, verdict[0], verdict[1], verdict[2], kind, verdict[3])
+    return True
 
 
 def _stacked(value: Any) -> list[ImmutableMatrix] | None:

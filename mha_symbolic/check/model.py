@@ -329,7 +329,7 @@ class DocumentModel:
     def _local_names(self, tex: str) -> str:
         """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
         for name, target in self.renames.items():  # "P_i for the attention weights": P_1 is A_1
-            tex = re.sub(rf"(?<![\\A-Za-z_^{{]){re.escape(name)}(?=\s*_)", lambda _, t=target: t, tex)
+            tex = re.sub(rf"(?<![\\A-Za-z_^{{]){re.escape(name)}(?=\s*_)", target.replace("\\", "\\\\"), tex)
         for name, target in self.aliases.items():
             tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{]))({name})(?![_a-z{{])", "(" + target + ")", tex)
         if self.current_head is not None:
