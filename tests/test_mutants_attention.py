@@ -6,9 +6,10 @@ every dimension, every option and the scale must appear exactly once, and only w
 
 from __future__ import annotations
 
-from sympy import Rational, latex, sqrt
+import pytest
+from sympy import Rational, Symbol, latex, sqrt
 
-from mha_symbolic import MultiHeadAttention
+from mha_symbolic import InputError, MultiHeadAttention
 from mha_symbolic.dims import dimension_symbol
 
 
@@ -57,3 +58,78 @@ def test_bias_rows_have_the_width_of_their_projection():
     assert [b.shape for b in M.inputs["b_K"]] == [(1, 4), (1, 4)]
     assert (M.steps["Q_1"].shape, M.steps["K_2"].shape, M.steps["V_2"].shape) == ((3, 4), (3, 4), (3, 5))
     assert str(M.steps["K_2"].definition) == "X*W_K^2 + 1*b_K^2"
+
+
+def test_scale_numbers_become_exact_rationals():
+    assert MultiHeadAttention(2, 4, 2, scale=0.25).args[4] == Rational(1, 4)
+    assert MultiHeadAttention(2, 4, 2, scale=3).scale == 3
+    M = MultiHeadAttention(2, 6, 2, scale=0.5)
+    assert str(M.steps["S'_1"].definition) == "(1/2)*S_1"
+
+
+@pytest.mark.parametrize("scale, message", [
+    (True, "scale must be a positive number or a SymPy expression of the dimensions, got True"),
+    ("2", "scale must be a positive number or a SymPy expression of the dimensions, got '2'"),
+    ([1], "scale must be a positive number or a SymPy expression of the dimensions, got [1]"),
+    (-1, "scale must be positive, got -1"),
+    (0, "scale must be positive, got 0"),
+    (Symbol("x") / 2, "scale x/2 may use only the dimension symbols ['d_k', 'd_model', 'd_v', 'h', 'n']"),
+])
+def test_scale_refusals(scale, message):
+    with pytest.raises(InputError) as e:
+        MultiHeadAttention(2, 4, 2, scale=scale)
+    assert str(e.value) == message
+
+
+def test_scale_may_use_every_dimension_symbol():
+    from mha_symbolic.dims import DIMENSION_NAMES
+
+    every = 1
+    for name in sorted(DIMENSION_NAMES):
+        every *= dimension_symbol(name)
+    M = MultiHeadAttention(2, 6, 3, scale=1 / every)  # d_k = d_v = 2: 1 / (2 * 6 * 3 * 2 * 2)
+    assert M.scale == Rational(1, 144)
+
+
+def test_flags_accept_zero_and_one():
+    assert MultiHeadAttention(2, 4, 2, causal=True).causal is True
+    assert MultiHeadAttention(2, 4, 2, bias=1).bias is True
+    assert MultiHeadAttention(2, 4, 2, causal=0).causal is False
+    with pytest.raises(InputError) as e:
+        MultiHeadAttention(2, 4, 2, causal="False")
+    assert str(e.value) == "causal must be True or False, got 'False'"
+
+
+def test_flags_refuse_other_numbers():
+    with pytest.raises(InputError) as e:
+        MultiHeadAttention(2, 4, 2, bias=1.0)
+    assert str(e.value) == "bias must be True or False, got 1.0"
+
+
+def test_bind_keeps_every_option():
+    M = MultiHeadAttention(None, 6, 2, d_v=5, convention="split", causal=True, bias=True, scale=2)
+    assert str(M.bind(n=3)) == ("MultiHeadAttention(n=3, d_model=6, h=2, d_k=3, d_v=5, convention='split', "
+                                "causal=True, bias=True, scale=2)")
+
+
+def test_replace_options_changes_only_what_is_asked():
+    M = MultiHeadAttention(None, 6, 2, d_v=5, convention="split", causal=True, bias=True, scale=2)
+    assert str(M.replace_options(convention="projection", causal=False, bias=False, scale=None)) == (
+        "MultiHeadAttention(n=n, d_model=6, h=2, d_k=3, d_v=5, convention='projection')")
+    assert str(M.replace_options(causal=False)) == (
+        "MultiHeadAttention(n=n, d_model=6, h=2, d_k=3, d_v=5, convention='split', bias=True, scale=2)")
+    assert str(MultiHeadAttention(3, 6, 2).replace_options(scale=3, bias=True)) == (
+        "MultiHeadAttention(n=3, d_model=6, h=2, d_k=3, d_v=3, convention='projection', bias=True, scale=3)")
+    assert M.replace_options() == M
+    with pytest.raises(InputError) as e:
+        M.replace_options(heads=3, masked=True)
+    assert str(e.value) == ("unknown model option(s) ['heads', 'masked']; options are "
+                            "['bias', 'causal', 'convention', 'scale']")
+
+
+def test_split_head_width_is_d_model_over_h_when_d_k_differs():
+    M = MultiHeadAttention(2, 4, 2, d_k=3, convention="split")  # h d_k = 6 != d_model: blocks of d_model/h = 2
+    assert M.W("Q", 1).shape == (2, 3) and M.W("V", 2).shape == (2, 3)
+    assert str(M.steps["X_head2"].definition) == "X[:, 2:]" and M.steps["X_head2"].shape == (2, 2)
+    M2 = MultiHeadAttention(2, 6, 2, d_k=3, d_v=4, convention="split")  # h d_k = d_model: blocks of d_k
+    assert M2.W("K", 2).shape == (3, 3) and M2.W("V", 1).shape == (3, 4)

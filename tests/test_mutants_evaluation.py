@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from sympy import ImmutableMatrix, Rational
 
-from mha_symbolic import InputError, MultiHeadAttention
+from mha_symbolic import InputError, MultiHeadAttention, ShapeError
+from mha_symbolic.errors import DimensionError, SizeLimitError
 from mha_symbolic.evaluation import Evaluation
 from mha_symbolic.latex import latex
 
@@ -90,3 +91,101 @@ def test_numeric_of_a_symbolic_step_names_three_symbols():
         E.numeric()
     assert str(e.value) == ("step Output has symbolic entries ['W_K^1', 'W_O', 'W_Q^1']...; "
                             "give numbers for every input to get floats")
+
+
+# ----- evaluate(): sizes read off the inputs, the size estimate, the refusals ----------------------
+_X4 = [[1, 0, 2, 1], [0, 3, 1, 1]]
+_WQ4 = [[[1, 0], [0, 1], [1, 1], [0, 2]], [[0, 1], [1, 0], [2, 0], [1, 1]]]
+_WK4 = [[[0, 1], [1, 1], [0, 0], [1, 0]], [[1, 1], [0, 1], [1, 0], [0, 0]]]
+_WO4 = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 2, 0], [0, 0, 0, 3]]
+_WV4 = [[[1, 0, 1], [0, 2, 0], [1, 1, 0], [0, 0, 1]], [[0, 1, 1], [1, 0, 0], [2, 0, 1], [1, 1, 0]]]
+
+
+def test_free_head_widths_are_read_off_the_weights():
+    M = MultiHeadAttention(None, None, None, d_k="d_k", d_v="d_v")  # d_k, d_v not tied to d_model / h
+    E = M.evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WV4)
+    assert str(E.model) == "MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=3, convention='projection')"
+    assert E["head_2"].shape == (2, 3) and E["S_1"] == ImmutableMatrix([[7, 24], [7, 22]])
+    # d_k from W_K when W_Q is not given, and from a later head when the first is unknown
+    E2 = M.evaluate(X=_X4, W_K=[None, _WK4[1]], W_V=_WV4)
+    assert str(E2.model) == "MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=3, convention='projection')"
+    assert E2["K_2"] == ImmutableMatrix([[3, 1], [1, 3]])
+
+
+def test_tied_widths_follow_d_model_and_h():
+    E = MultiHeadAttention().evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4)
+    assert str(E.model) == "MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=2, convention='projection')"
+
+
+def test_size_estimate_counts_symbolic_entries():
+    full = {"X": [[1] * 8] * 4, "W_Q": [[[1] * 4] * 8] * 2, "W_K": [[[1] * 4] * 8] * 2, "W_V": [[[1] * 4] * 8] * 2,
+            "W_O": [[1] * 8] * 8}
+    M = MultiHeadAttention(4, 8, 2)
+    msg = ("exact evaluation of n=4, d_model=8, h=2 would build about {:,} terms (limit 10); use numeric evaluation "
+           "instead, or pass max_terms={} to insist")
+    for inputs, terms in [(full, 4608), ({**full, "W_O": None}, 147456), ({**full, "X": None}, 147456),
+                          ({**full, "W_K": [full["W_K"][0], None]}, 147456)]:
+        with pytest.raises(SizeLimitError) as e:
+            M.evaluate(**inputs, max_terms=10)
+        assert str(e.value) == msg.format(terms, terms)
+    assert M.evaluate(**full, max_terms=4608).output.shape == (4, 8)
+
+
+def test_size_estimate_of_a_bias_model_counts_missing_biases():
+    M = MultiHeadAttention(2, 4, 2, bias=True)
+    given = {"X": _X4, "W_Q": _WQ4, "W_K": _WK4, "W_V": _WQ4, "W_O": _WO4}
+    biases = {"b_Q": [[1, 0], [0, 1]], "b_K": [[0, 2], [1, 1]], "b_V": [[1, 1], [2, 0]], "b_O": [1, 0, 2, 0]}
+    E = M.evaluate(**given, **biases, max_terms=160)  # 2^3 * 2 * 2 * 5 = 160 with every bias
+    assert not E.output.free_symbols
+    with pytest.raises(SizeLimitError, match="about 1,280 terms"):
+        M.evaluate(**given, **{**biases, "b_O": None}, max_terms=160)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: MultiHeadAttention(2, 4, 2).evaluate(X=_X4, b_Q=[[1, 2], [3, 4]], b_O=[1, 2, 3, 4]), InputError,
+     "b_Q, b_O given, but the model has no biases; build it with MultiHeadAttention(..., bias=True)"),
+    (lambda: MultiHeadAttention(None, 4, 2).evaluate(W_O=[[1, 0, 0, 0]] * 4), DimensionError,
+     "cannot evaluate with symbolic dimensions ['n']: build the model with concrete sizes or pass X and the "
+     "per-head weights"),
+    (lambda: MultiHeadAttention(2, 4, 2).evaluate(X=[[1, 2, 3], [4, 5, 6]]), ShapeError,
+     "X has shape (2, 3); the model expects (n, d_model) = (2, 4)"),
+    (lambda: MultiHeadAttention(1, 2, 1).evaluate(X=[[1, 2]], given_steps={"Z": [[1]], "head_1": [[1, 2]]}),
+     InputError, "given_steps names no step of the model: ['Z']; steps are ['Q_1', 'K_1', 'V_1', 'S_1', \"S'_1\", "
+     "'A_1', 'head_1', 'Concat', 'Output']"),
+])
+def test_evaluate_refusals(call, error, message):
+    with pytest.raises(error) as e:
+        call()
+    assert type(e.value) is error and str(e.value) == message
+
+
+def test_given_steps_replace_computed_values():
+    M = MultiHeadAttention(2, 4, 2)
+    E = M.evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4, given_steps={"head_2": [[1, 2], [3, 4]]})
+    assert E["Concat"][:, 2:] == ImmutableMatrix([[1, 2], [3, 4]])
+    assert E["Output"][:, 2:] == ImmutableMatrix([[2, 6], [6, 12]])
+
+
+def test_evaluation_keeps_the_inputs_used():
+    E = MultiHeadAttention(2, 4, 2).evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4)
+    assert E.inputs["X"] == ImmutableMatrix(_X4)
+    assert [m.tolist() for m in E.inputs["W_K"]] == _WK4 and E.inputs["W_O"] == ImmutableMatrix(_WO4)
+
+
+def test_estimate_terms_counts_numeric_entries_by_default():
+    from mha_symbolic.dims import Dims
+    from mha_symbolic.evaluation import estimate_terms
+
+    assert estimate_terms(Dims(3, 4, 2)) == 3**3 * 2 * 2 * 5
+    assert estimate_terms(Dims(3, 4, 2), symbolic_entries=True) == 3**3 * 2 * 2 * 5 * 4 * 2
+
+
+def test_integer_h_is_not_read_off_the_weights():
+    # h = 2 in the model: a list of two heads is used as is; no second h is inferred
+    E = MultiHeadAttention(None, 4, 2).evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4)
+    assert str(E.model) == "MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=2, convention='projection')"
+    # h symbolic and no per-head weights: h cannot be read off anything
+    with pytest.raises(DimensionError) as e:
+        MultiHeadAttention(None, 4, None).evaluate(X=_X4, W_O=_WO4)
+    assert str(e.value) == ("cannot evaluate with symbolic dimensions ['h', 'd_k', 'd_v']: build the model with "
+                            "concrete sizes or pass X and the per-head weights")
