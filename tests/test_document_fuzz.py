@@ -36,7 +36,7 @@ documents = st.one_of(
 )
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(documents)
 def test_checker_gives_verdicts_or_our_error(doc):
     start = time.perf_counter()
