@@ -41,6 +41,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 from sympy import Basic, Eq, Expr, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt, sympify
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
@@ -86,7 +87,7 @@ def _flag(value: Any, name: str = "flag") -> BooleanAtom:
     """True/False (also 0/1 and SymPy's true/false); text such as "False" is refused, not truthy."""
     if isinstance(value, BooleanAtom):
         return value
-    if isinstance(value, (bool, int)) and value in (0, 1) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, int, np.bool_)) and value in (0, 1):  # np.bool_ is named "bool" in NumPy 2
         return true if value else false
     raise InputError(f"{name} must be True or False, got {value!r}")
 

@@ -284,6 +284,9 @@ class EntrywiseMHA:
         args = []
         for key, value in self.model.inputs.items():
             args += list(arrays[key]) if isinstance(value, list) else [arrays[key]]
+        # a per-head bias is validated as a vector; its symbol is a 1 x width row
+        args = [np.reshape(a, tuple(int(x) for x in leaf.shape)) if np.ndim(a) == 1 else a
+                for a, leaf in zip(args, self._leaves, strict=True)]
         return np.asarray(self.function(*args), dtype=float)
 
 
