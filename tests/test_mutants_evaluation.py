@@ -189,3 +189,35 @@ def test_integer_h_is_not_read_off_the_weights():
         MultiHeadAttention(None, 4, None).evaluate(X=_X4, W_O=_WO4)
     assert str(e.value) == ("cannot evaluate with symbolic dimensions ['h', 'd_k', 'd_v']: build the model with "
                             "concrete sizes or pass X and the per-head weights")
+
+
+# ----- _explicit names the step and the block in every nested error (survivors of the second run) ---------
+def _explicit_cases():
+    from sympy import ImmutableMatrix, MatAdd, MatMul, MatrixSymbol, Transpose
+
+    from mha_symbolic.concat import Concat
+    from mha_symbolic.scaling import ScaledScores
+    from mha_symbolic.softmax import Softmax
+
+    A, B, C, D = (MatrixSymbol(n, r, 2) for n, r in (("A", 2), ("B", 2), ("C", 2), ("D", 3)))
+    values = {A: ImmutableMatrix([[1, 2, 3], [4, 5, 6]]), B: ImmutableMatrix([[1, 0], [0, 1]]),
+              C: ImmutableMatrix([[1, 0], [0, 1], [1, 1]]), D: ImmutableMatrix([[1, 0], [0, 1]])}
+    bad = MatMul(A, B)  # the value of A is 2 x 3: the product cannot be formed
+    inner = "step S_7: (2, 3) x (2, 2) — inner dimensions 3 and 2 differ"
+    return values, [(Transpose(bad), inner), (ScaledScores(bad, 4), inner), (Softmax(bad), inner),
+                    (Concat(bad, B), inner), (MatAdd(bad, B), inner), (bad[0:1, 0:1], inner),
+                    (Concat(B, C), "step S_7: block 1 has shape (2, 2) but block 2 has (3, 2) — row counts differ"),
+                    (Concat(B, B, C), "step S_7: block 1 has shape (2, 2) but block 3 has (3, 2) — row counts differ"),
+                    (MatAdd(B, C), "step S_7: cannot add (2, 2) and (3, 2)"),
+                    (D[0:3, 0:1], "step S_7: slice rows 0:3, columns 0:1 of a (2, 2) matrix")]
+
+
+def test_explicit_errors_name_the_step_through_every_wrapper():
+    from mha_symbolic.errors import ShapeError
+    from mha_symbolic.evaluation import _explicit
+
+    values, cases = _explicit_cases()
+    for expr, message in cases:
+        with pytest.raises(ShapeError) as e:
+            _explicit(expr, values, "S_7")
+        assert str(e.value) == message, expr
