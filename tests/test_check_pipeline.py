@@ -206,3 +206,18 @@ def test_entries_of_computed_matrices():
         "$$W_1^K = \\begin{bmatrix} 0 & 1 \\\\ 1 & 0 \\\\ 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n"
         "$(Q_1K_1^T)_{12} = 4$ and $(Q_1K_1^T)_{21} = 2$\n")
     assert [f.status for f in findings(doc) if f.line == 6] == ["correct", "wrong"]  # Q_1 K_1^T = [[2, 4], [3, 3]]
+
+
+@pytest.mark.parametrize("formula, reason", [
+    (r"10^{10^{10}} = 5", "a tower of exponents"),
+    (r"(10^{9})! = 1", "the factorial of a large number"),
+    (r"2^{100000} = 3", "an exponent of 100000"),
+])
+def test_huge_numbers_are_refused_before_evaluation(formula, reason):
+    f = findings(f"$${formula}$$\n")[0]
+    assert f.status == "unchecked" and reason in f.message
+
+
+def test_contradictory_sizes_are_reported_once_and_numbers_still_checked():
+    r = findings("Number of heads = 3\nModel dimension = 4\n$$\\sqrt{2} \\approx 1.41$$\n")
+    assert [f.status for f in r] == ["given", "given", "inconsistent", "correct"]

@@ -278,7 +278,10 @@ class DocumentModel:
             try:
                 self._model = MultiHeadAttention(d.get("n"), d_model, h, d_k=d_k, convention=self.convention)
             except MHASymbolicError:
-                self._model = MultiHeadAttention(d.get("n"), d_model, h, convention=self.convention)
+                try:
+                    self._model = MultiHeadAttention(d.get("n"), d_model, h, convention=self.convention)
+                except MHASymbolicError:  # sizes that contradict each other (reported once): h left open
+                    self._model = MultiHeadAttention(d.get("n"), d_model, None, convention=self.convention)
         return self._model
 
     def table(self) -> SymbolTable:
