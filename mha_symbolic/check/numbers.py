@@ -14,7 +14,6 @@ from sympy import (
     MatrixExpr,
     MatrixSymbol,
     Number,
-    Rational,
     Symbol,
     simplify,
     sympify,
@@ -48,8 +47,10 @@ def _literal(e: Any) -> ImmutableMatrix | None:
 
 
 def _exact(x: Any) -> Any:
-    x = sympify(x)
-    return Rational(str(x)) if x.is_Float else x
+    """A stated number exactly as written (the package's own conversion, which refuses non-finite values)."""
+    from ..values import to_exact
+
+    return to_exact(sympify(x), "a stated number")
 
 
 def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
