@@ -6,9 +6,10 @@ Explanation
 :func:`extract` reads a Markdown or plain-text tutorial, or a Jupyter notebook, and returns
 :class:`Piece` objects in document order.  Structure comes from parsers, not from patterns:
 markdown-it-py (CommonMark with tables) with the mdit-py-plugins ``dollarmath`` (``$...$``,
-``$$...$$``), ``amsmath`` (bare ``\begin{align*}...\end{align*}``) and ``texmath`` (``\(...\)``,
-``\[...\]``) rules; :mod:`nbformat` for notebooks; :mod:`ast` for code (see
-:mod:`mha_symbolic.check._statements`); printed outputs are read by :mod:`mha_symbolic.check._outputs`.
+``$$...$$``) and ``amsmath`` (bare ``\begin{align*}...\end{align*}``) rules, and linear-time rules for
+``\(...\)``, ``\[...\]`` and bare environments (:mod:`mha_symbolic.check._markdown_rules`);
+:mod:`nbformat` for notebooks; :mod:`ast` for code (see :mod:`mha_symbolic.check._statements`);
+printed outputs are read by :mod:`mha_symbolic.check._outputs`.
 
 The kinds of piece:
 
@@ -58,19 +59,14 @@ import re
 import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import nbformat
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from mdit_py_plugins.amsmath import amsmath_plugin
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.texmath.index import RuleDictType, make_block_func, make_inline_func
-from mdit_py_plugins.texmath.index import rules as texmath_rules
 from pylatexenc.latexwalker import LatexEnvironmentNode, LatexMacroNode, LatexWalker
 
 from ..errors import ParseError
+from ._markdown_rules import markdown_parser
 from ._outputs import printed_values, read_printed
 from ._statements import printing_names, statements
 
@@ -95,54 +91,12 @@ class Piece:
     rows: tuple[tuple[int, str], ...] = ()
 
 
-_ENVIRONMENTS = ("align", "aligned", "alignat", "alignedat", "gather", "gathered", "eqnarray", "flalign",
-                 "equation", "multline", "split", "displaymath")
 _ROW_ENVIRONMENTS = {"align", "aligned", "alignat", "alignedat", "gather", "gathered", "eqnarray", "flalign"}
-# texmath-style inline rules: ``\[...\]`` inside a paragraph, and a bare environment inside a paragraph
-_BRACKET_INLINE: RuleDictType = {"name": "math_inline_double", "tmpl": "{0}", "tag": "\\[",
-                                 "rex": re.compile(r"^\\\[(.+?)\\\]", re.S)}
-_ENV_PATTERN = r"^(\\begin\{(" + "|".join(_ENVIRONMENTS) + r")(\*?)\}.*?\\end\{\2\3\})"
-_ENV_INLINE: RuleDictType = {"name": "math_environment", "tmpl": "{0}", "tag": "\\begin{",
-                             "rex": re.compile(_ENV_PATTERN, re.S)}
 _DELIMITERS = {"$": ("$", "$"), "$$": ("$$", "$$"), "\\(": ("\\(", "\\)"), "\\[": ("\\[", "\\]")}
 _MATH_BLOCKS = {"math_block", "math_block_label", "math_block_bracket", "amsmath"}
 _MATH_FENCES = {"math", "latex", "tex", "katex"}
 _LISTING_FENCES = {"", "text", "txt", "output", "out", "console", "plaintext", "none"}
 _SENTENCE_END = re.compile(r"[.!?\u0964]+[\"')\]]*(?=\s|$)")
-
-
-def _with_map(rule: Any) -> Any:
-    """A block rule that also records the lines it took (texmath's rules leave ``map`` unset)."""
-
-    def wrapped(state: Any, start: int, end: int, silent: bool) -> bool:
-        before = len(state.tokens)
-        found = bool(rule(state, start, end, silent))
-        for token in state.tokens[before:]:
-            token.map = token.map or [start, state.line]
-        return found
-
-    return wrapped
-
-
-@lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-    dollarmath_plugin(md, allow_space=True, allow_digits=True, allow_blank_lines=False, double_inline=True)
-    amsmath_plugin(md)
-    # a bare \begin{bmatrix} inside a paragraph (after "$$" on the line above) continues that paragraph,
-    # where the inline rules read the display; on its own after a blank line it is still a block
-    from mdit_py_plugins.amsmath import amsmath_block
-
-    md.block.ruler.at("amsmath", amsmath_block, {"alt": ["reference", "blockquote", "list", "footnote_def"]})
-    brackets = texmath_rules["brackets"]
-    md.inline.ruler.before("escape", "math_paren", make_inline_func(brackets["inline"][0]))
-    md.inline.ruler.before("escape", "math_bracket", make_inline_func(_BRACKET_INLINE))
-    md.inline.ruler.before("escape", "math_environment", make_inline_func(_ENV_INLINE))
-    block = brackets["block"][1].copy()
-    block["name"] = "math_block_bracket"
-    md.block.ruler.before("fence", "math_block_bracket", _with_map(make_block_func(block)))
-    md.disable("text_join")  # keep escapes (``\$``) apart from text
-    return md
 
 
 def _normalize(text: str) -> str:
@@ -286,7 +240,7 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
     pieces: list[Piece] = []
     caption, head, row, row_line = "", False, [], 1  # the current table
     columns: tuple[str, ...] = ()
-    tokens = _parser().parse(src)
+    tokens = markdown_parser().parse(src)
     for k, token in enumerate(tokens):
         kind, where = token.type, token.map or [0, 1]
         if kind == "inline":
