@@ -24,18 +24,25 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
+from .budget import GIB, Budget, BudgetExceeded, Deadline, can_isolate, run_within
 from .check.pipeline import check_document
 from .check.report import STATUSES, Finding, Report
-from .errors import ParseError
+from .errors import InputError, ParseError
 
-__all__ = ["Finding", "Report", "check_text", "check_file", "STATUSES"]
+__all__ = ["Finding", "Report", "check_text", "check_file", "STATUSES", "DOCUMENT_SECONDS", "DOCUMENT_MEMORY"]
 
 FRAGMENT_SECONDS = 5.0
+#: the default budget of one document: wall-clock seconds and bytes of memory beyond what the caller uses
+DOCUMENT_SECONDS = 60.0
+DOCUMENT_MEMORY = GIB
 
 
-def check_file(path: str, seconds_per_fragment: float = FRAGMENT_SECONDS) -> Report:
+def check_file(path: str, seconds_per_fragment: float | None = FRAGMENT_SECONDS, **budget: Any) -> Report:
     """Check a file (UTF-8; mojibake repaired; ``.ipynb`` read as a notebook).  Unreadable files raise
-    :class:`ParseError`."""
+    :class:`ParseError`; ``budget`` is passed to :func:`check_text` (``timeout``, ``memory``, ``isolate``,
+    ``progress``)."""
     if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
         raise ParseError(f"check_file needs a path, got {type(path).__name__}")
     try:
@@ -47,11 +54,43 @@ def check_file(path: str, seconds_per_fragment: float = FRAGMENT_SECONDS) -> Rep
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ParseError(f"{path} is not UTF-8 (byte {e.start}): save it as UTF-8 first") from None
-    return check_text(text, name=str(path), seconds_per_fragment=seconds_per_fragment)
+    return check_text(text, name=str(path), seconds_per_fragment=seconds_per_fragment, **budget)
 
 
-def check_text(text: str, name: str = "<text>", seconds_per_fragment: float = FRAGMENT_SECONDS) -> Report:
-    """Check a document given as text; a ``name`` ending in ``.ipynb`` reads it as a notebook."""
+def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | None = FRAGMENT_SECONDS, *,
+               timeout: float | None = DOCUMENT_SECONDS, memory: int | None = DOCUMENT_MEMORY,
+               isolate: bool = True, progress: bool = False) -> Report:
+    """Check a document given as text; a ``name`` ending in ``.ipynb`` reads it as a notebook.
+
+    The document runs within a budget (:mod:`mha_symbolic.budget`): each piece gets ``seconds_per_fragment``,
+    the whole document ``timeout`` seconds (pieces left when it runs out are reported ``unchecked`` with that
+    reason) and ``memory`` bytes.  With ``isolate`` (the default, where ``fork`` exists) the work runs in a
+    worker process that is stopped if it overruns, from any thread, without touching the caller's signals;
+    a document stopped that way gets one ``unchecked`` finding saying why.  ``isolate=False`` runs here: the
+    per-piece limit is then a SIGALRM timer (main thread only) and the document's limit is checked between
+    pieces.  ``progress`` draws a progress bar on standard error for long documents.
+    """
     if not isinstance(text, str):
         raise ParseError(f"check_text needs the document as str, got {type(text).__name__}")
-    return check_document(text, name, seconds_per_piece=seconds_per_fragment)
+    if not isinstance(name, str):
+        raise InputError(f"check_text: name must be a str, got {type(name).__name__}")
+    budget = Budget(seconds=timeout, memory=memory)  # validates both
+    Budget(seconds=seconds_per_fragment, memory=None)
+    if not isolate or not can_isolate():
+        return check_document(text, name, seconds_per_fragment, Deadline(timeout), progress)
+    # the hard limit leaves the document's own deadline time to report the pieces it did not reach
+    hard = None if timeout is None else timeout + (seconds_per_fragment or 0) + 5
+    try:
+        return run_within(Budget(hard, budget.memory), _check, text, name, seconds_per_fragment, timeout, progress)
+    except BudgetExceeded as e:
+        message = f"the document was not checked: {e}"
+    except RuntimeError as e:  # a bug in the checker: reported on this document, the caller's other work goes on
+        message = f"the document was not checked: {str(e).splitlines()[0]}"
+    report = Report(name, False, None)
+    report.findings.append(Finding(1, "", "unchecked", None, message))
+    return report
+
+
+def _check(text: str, name: str, seconds_per_fragment: float | None, timeout: float | None,
+           progress: bool) -> Report:
+    return check_document(text, name, seconds_per_fragment, Deadline(timeout), progress)

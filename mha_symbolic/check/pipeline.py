@@ -9,8 +9,10 @@ outputs bind or compare values like ``NAME = [...]`` would; prose settings bind 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
+from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
 from .code import code_statement
@@ -22,10 +24,12 @@ from .sentences import prose_statement
 __all__ = ["check_document"]
 
 
-def check_document(text: str, name: str = "<text>", seconds_per_piece: float | None = 5.0) -> Report:
+def check_document(text: str, name: str = "<text>", seconds_per_piece: float | None = 5.0,
+                   deadline: Deadline | None = None, progress: bool = False) -> Report:
     """Check a document (Markdown, plain text or a notebook's JSON) with the pipeline; a piece that takes
-    longer than ``seconds_per_piece`` is reported ``unchecked`` with the time it was given."""
-    from .budget import PieceTimeout, time_limit
+    longer than ``seconds_per_piece`` is reported ``unchecked`` with the time it was given, and once the
+    ``deadline`` has passed every piece left is reported ``unchecked`` with the document's budget.
+    ``progress`` shows a progress bar (tqdm) on standard error."""
     from .extract import extract
     from .tables import table_groups
 
@@ -43,7 +47,14 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, basis: str) -> None:
         report.findings.append(Finding(q.line, q.text, status, expected, message, kind, basis, q.cell, q.output))
 
-    for index, p in enumerate(pieces):
+    deadline = deadline or Deadline(None)
+    for index, p in enumerate(_progress(pieces, name) if progress else pieces):
+        if deadline.expired():
+            report.findings.append(Finding(p.line, p.text, "unchecked", None, "not checked: the document's time "
+                                           f"budget of {deadline.seconds:g} s ran out before this piece",
+                                           cell=p.cell, output=p.output))
+            continue
+
         def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
                  basis: str = "", p: Any = p) -> None:
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
@@ -53,11 +64,20 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 _sizes_agree(doc, p, emit)
         except PieceTimeout:
             emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")
+        except MemoryError:
+            emit(p.line, p.text, "unchecked", "gave up: it needed more memory than the document's budget")
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
                 IndexError, KeyError, NotImplementedError, re.error) as e:
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
+
+
+def _progress(pieces: list[Any], name: str) -> Any:
+    """A progress bar over the pieces on standard error (tqdm), for long documents."""
+    from tqdm import tqdm
+
+    return tqdm(pieces, desc=name, unit="piece", leave=False, file=sys.stderr, mininterval=0.5)
 
 
 def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]], emit: Any, row_emit: Any
