@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sympy import Eq, Expr, MatMul, sympify
+from sympy import Eq, Expr, MatMul
 
+from ._convert import as_sympy
 from ._text import shape_text, text
 from .dims import Dims
 from .errors import ShapeError
@@ -59,7 +60,7 @@ def check_matmul(step: str, left: Shape, right: Shape, dims: Dims | None = None)
     if cond is False:
         raise ShapeError(
             f"step {step}: {shape_text(left)} x {shape_text(right)} — inner dimensions "
-            f"{text(sympify(left[1]))} and {text(sympify(right[0]))} differ"
+            f"{text(as_sympy(left[1]))} and {text(as_sympy(right[0]))} differ"
         )
     return [cond]
 
@@ -72,7 +73,7 @@ def checked_matmul(step: str, factors: Sequence[Any], dims: Dims | None = None) 
     conditions: list[Eq] = []
     shape: Shape | None = None
     for f in factors:
-        f = sympify(f)
+        f = as_sympy(f)
         if not getattr(f, "is_Matrix", False):
             continue
         if shape is not None:

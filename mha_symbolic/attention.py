@@ -42,10 +42,11 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from sympy import Basic, Eq, Expr, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt, sympify
+from sympy import Basic, Eq, Expr, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
+from ._convert import as_sympy
 from ._mapping import StepMapping
 from ._shape import check_same_rows, check_same_shape, checked_matmul
 from ._text import text
@@ -304,7 +305,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             return symbol
 
         def product(symbol: Any, *factors: Any, bias: Any = None) -> Any:
-            step = f"{text(symbol)} = {text(sympify(factors[0]) * factors[1])}"
+            step = f"{text(symbol)} = {text(as_sympy(factors[0]) * factors[1])}"
             rhs, conds = checked_matmul(step, factors, D)
             if bias is not None:  # 1 b: the bias row repeated for every token (just b for one token)
                 ones_b, more = checked_matmul(step, [bias] if D.n == 1 else [OneMatrix(D.n, 1), bias], D)

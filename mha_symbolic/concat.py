@@ -33,10 +33,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympy import Add, Basic, ImmutableMatrix, Matrix, sympify
+from sympy import Add, Basic, ImmutableMatrix, Matrix
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import BlockMatrix, MatrixExpr
 
+from ._convert import as_sympy
 from .errors import InputError, ShapeError
 from .latex import LatexReprMixin
 
@@ -55,11 +56,11 @@ class Concat(LatexReprMixin, MatrixExpr):
     def __new__(cls, *blocks: Any) -> Concat:
         if not blocks:
             raise InputError("Concat needs at least one block")
-        blocks = tuple(sympify(b) for b in blocks)
+        blocks = tuple(as_sympy(b) for b in blocks)
         for b in blocks:
             if not getattr(b, "is_Matrix", False):
                 raise InputError(f"Concat blocks must be matrices, got {b!r}")
-        rows = {sympify(b.shape[0]) for b in blocks}
+        rows = {as_sympy(b.shape[0]) for b in blocks}
         if len(rows) > 1 and all(r.is_Integer for r in rows):
             raise ShapeError(f"Concat: blocks have different row counts {sorted(int(r) for r in rows)}")
         return Basic.__new__(cls, *blocks)
@@ -104,7 +105,7 @@ class ConcatHeads(LatexReprMixin, MatrixExpr):
     """
 
     def __new__(cls, template: Any, index: Any, h: Any) -> ConcatHeads:
-        return Basic.__new__(cls, sympify(template), sympify(index), sympify(h))
+        return Basic.__new__(cls, as_sympy(template), as_sympy(index), as_sympy(h))
 
     template = property(lambda self: self.args[0])
     index = property(lambda self: self.args[1])

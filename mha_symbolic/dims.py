@@ -32,8 +32,9 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from sympy import Basic, Eq, Expr, Integer, Symbol, Tuple, expand, simplify, sympify
+from sympy import Basic, Eq, Expr, Integer, Symbol, Tuple, expand, simplify
 
+from ._convert import as_sympy
 from .errors import DimensionError
 from .latex import LatexReprMixin
 
@@ -137,7 +138,7 @@ class Dims(LatexReprMixin, Basic):
         else:
             dv = _as_dimension("d_v", d_v)
         if relations is not None:
-            rels = [sympify(r) for r in relations]
+            rels = [as_sympy(r, "Dims relations") for r in relations]
         return Basic.__new__(cls, n_, dm, h_, dk, dv, Tuple(*rels))
 
     n = property(lambda self: self.args[0], doc="number of tokens")
@@ -171,7 +172,7 @@ class Dims(LatexReprMixin, Basic):
         >>> D.simplify(D.d_v + D.d_v)
         d_model
         """
-        e = expand(sympify(expr))
+        e = expand(as_sympy(expr, "Dims.simplify's expression"))
         for sym, rhs in self.definitions.items():
             num, den = rhs.as_numer_denom()
             e = expand(e.subs(den * sym, num))
@@ -192,12 +193,12 @@ class Dims(LatexReprMixin, Basic):
         >>> D.equal(D.h * D.d_k, D.d_model), D.equal(3, 4), D.equal(D.n, D.d_k)
         (True, False, Eq(n, d_k))
         """
-        diff = simplify((sympify(a) - sympify(b)).subs(self.definitions))
+        diff = simplify((as_sympy(a, "Dims.equal") - as_sympy(b, "Dims.equal")).subs(self.definitions))
         if diff == 0:
             return True
         if diff.is_zero is False:
             return False
-        return Eq(sympify(a), sympify(b), evaluate=False)
+        return Eq(as_sympy(a), as_sympy(b), evaluate=False)
 
     def bind(self, **values: Any) -> Dims:
         """A new :class:`Dims` with some symbolic dimensions given concrete values.

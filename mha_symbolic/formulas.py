@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sympy import Basic, MatMul, MatrixSymbol, sympify
+from sympy import Basic, MatMul, MatrixSymbol
 from sympy.matrices.expressions import MatrixExpr
 
+from ._convert import as_sympy
 from .concat import Concat, ConcatHeads
 from .heads import HeadMatrix
 from .latex import LatexReprMixin
@@ -46,7 +47,7 @@ class Equation(LatexReprMixin, Basic):
     """``lhs = rhs`` for any two expressions (SymPy's ``Eq`` would try to decide matrix equality)."""
 
     def __new__(cls, lhs: Any, rhs: Any) -> Equation:
-        return Basic.__new__(cls, sympify(lhs), sympify(rhs))
+        return Basic.__new__(cls, as_sympy(lhs), as_sympy(rhs))
 
     lhs = property(lambda self: self.args[0])
     rhs = property(lambda self: self.args[1])
@@ -62,7 +63,7 @@ class Attention(LatexReprMixin, MatrixExpr):
     """Scaled dot-product attention ``softmax(Q K^T / sqrt(d)) V``, unevaluated."""
 
     def __new__(cls, Q: Any, K: Any, V: Any, d: Any) -> Attention:
-        return Basic.__new__(cls, sympify(Q), sympify(K), sympify(V), sympify(d))
+        return Basic.__new__(cls, as_sympy(Q), as_sympy(K), as_sympy(V), as_sympy(d))
 
     Q = property(lambda self: self.args[0])
     K = property(lambda self: self.args[1])
@@ -87,7 +88,7 @@ class MultiHead(LatexReprMixin, MatrixExpr):
     """The name ``MultiHead(Q, K, V)`` of the whole multi-head map (shape of ``Q``)."""
 
     def __new__(cls, Q: Any, K: Any, V: Any) -> MultiHead:
-        return Basic.__new__(cls, sympify(Q), sympify(K), sympify(V))
+        return Basic.__new__(cls, as_sympy(Q), as_sympy(K), as_sympy(V))
 
     @property
     def shape(self) -> tuple[Any, Any]:

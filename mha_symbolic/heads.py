@@ -28,9 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympy import Basic, MatrixSymbol, sympify
+from sympy import Basic, MatrixSymbol
 from sympy.core.symbol import Str
 
+from ._convert import as_sympy
 from .latex import LatexReprMixin, notation_of, sub
 
 __all__ = ["HeadMatrix", "ModelMatrix"]
@@ -56,7 +57,7 @@ class HeadMatrix(LatexReprMixin, MatrixSymbol):
         style = Str(style) if isinstance(style, str) else style
         if style.name not in _STYLES:
             raise ValueError(f"HeadMatrix style must be one of {sorted(_STYLES)}, got {style.name!r}")
-        return Basic.__new__(cls, base, sympify(rows), sympify(cols), sympify(index), style)
+        return Basic.__new__(cls, base, as_sympy(rows), as_sympy(cols), as_sympy(index), style)
 
     @property
     def shape(self) -> tuple[Any, Any]:

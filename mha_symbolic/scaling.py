@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympy import Basic, ImmutableMatrix, MatMul, sqrt, sympify
+from sympy import Basic, ImmutableMatrix, MatMul, sqrt
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr
 
+from ._convert import as_sympy
 from .errors import InputError
 from .latex import LatexReprMixin
 
@@ -48,7 +49,7 @@ class ScaledScores(LatexReprMixin, MatrixExpr):
     """
 
     def __new__(cls, scores: Any, d: Any) -> ScaledScores:
-        scores, d = sympify(scores), sympify(d)
+        scores, d = as_sympy(scores), as_sympy(d)
         if not getattr(scores, "is_Matrix", False):
             raise InputError(f"ScaledScores needs a matrix, got {scores!r}")
         return Basic.__new__(cls, scores, d)

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympy import Add, Basic, Dummy, ImmutableMatrix, Piecewise, StrictGreaterThan, Sum, exp, sympify
+from sympy import Add, Basic, Dummy, ImmutableMatrix, Piecewise, StrictGreaterThan, Sum, exp
 from sympy.logic.boolalg import BooleanAtom, false, true
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr
 
+from ._convert import as_sympy
 from .errors import InputError
 from .latex import LatexReprMixin
 
@@ -59,7 +60,7 @@ def explicit_softmax(M: Any, causal: bool = False) -> ImmutableMatrix:
         stop = min(i + 1, M.cols) if causal else M.cols
         exps = [exp(M[i, j]) for j in range(stop)]
         total = Add(*exps)
-        rows.append([e / total for e in exps] + [sympify(0)] * (M.cols - stop))
+        rows.append([e / total for e in exps] + [as_sympy(0)] * (M.cols - stop))
     return ImmutableMatrix(M.rows, M.cols, [x for r in rows for x in r])
 
 
@@ -81,7 +82,7 @@ class Softmax(LatexReprMixin, MatrixExpr):
     """
 
     def __new__(cls, arg: Any, causal: Any = False) -> Softmax:
-        arg = sympify(arg)
+        arg = as_sympy(arg)
         if not getattr(arg, "is_Matrix", False):
             raise InputError(f"softmax needs a matrix, got {arg!r}")
         if not isinstance(causal, (BooleanAtom, bool, int)) or isinstance(causal, int) and causal not in (0, 1):

@@ -28,9 +28,9 @@ from typing import Any
 from sympy import (
     MatrixBase,
     simplify,
-    sympify,
 )
 
+from .._convert import as_sympy
 from ..errors import MHASymbolicError, ParseError, ShapeError
 from .model import DocumentModel, dim_name
 from .numbers import (  # noqa: F401  (shared with the other rooms through this module)
@@ -196,11 +196,11 @@ def _misaligned(doc: DocumentModel, sides: list[Any]) -> Verdict3 | None:
         for product in getattr(side, "atoms", lambda *a: set())(MatMul):
             factors = [f for f in product.args if hasattr(f, "shape")]
             for a, b in zip(factors, factors[1:], strict=False):
-                inner = simplify(sympify(a.shape[1]) - sympify(b.shape[0]))
+                inner = simplify(as_sympy(a.shape[1]) - as_sympy(b.shape[0]))
                 inner = inner.subs(_dims_subs(doc, inner)) if inner.free_symbols else inner
                 if inner == 0 or not inner.free_symbols and inner.is_zero is not False:
                     continue
-                columns = simplify(sympify(a.shape[0]) - sympify(b.shape[1])) == 0
+                columns = simplify(as_sympy(a.shape[0]) - as_sympy(b.shape[1])) == 0
                 why = (f"; read in the column convention (each matrix transposed, {b}^T {a}^T ... as columns) it "
                        "fits, so the document mixes the two conventions") if columns else ""
                 return ("inconsistent", f"{a} ({a.shape[0]} x {a.shape[1]}) times {b} ({b.shape[0]} x {b.shape[1]}): "

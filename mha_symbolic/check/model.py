@@ -29,8 +29,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand, sympify
+from sympy import ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand
 
+from .._convert import as_sympy
 from ..attention import MultiHeadAttention
 from ..errors import MHASymbolicError, ParseError
 from ..parse import SymbolTable, read_expression
@@ -305,8 +306,8 @@ class DocumentModel:
         if sliced:  # X[:, 0:2], X[:, (i-1)d_k : i d_k]: Python's slice, rows then columns, 0-based, half-open
             base = self.read(sliced.group(1))
             index = generic_model(self.convention).head_indices[0]
-            ends = [None if not g.strip() else expand(sympify(self.read(g)).xreplace(
-                {s: index for s in sympify(self.read(g)).free_symbols if str(s) == "i"})) for g in sliced.groups()[1:]]
+            ends = [None if not g.strip() else expand(as_sympy(self.read(g)).xreplace(
+                {s: index for s in as_sympy(self.read(g)).free_symbols if str(s) == "i"})) for g in sliced.groups()[1:]]
             return base[slice(ends[0], ends[1]), slice(ends[2], ends[3])]
         text = self._local_names(tex)
         text = canonical_tex(text, self.zero_based)

@@ -16,9 +16,9 @@ from sympy import (
     Number,
     Symbol,
     simplify,
-    sympify,
 )
 
+from .._convert import as_sympy
 from ..errors import ShapeError
 from ..statements._base import agrees, shown
 from .model import DocumentModel, as_int, dim_name
@@ -37,10 +37,10 @@ def _places(tex: str) -> int | None:
 def _literal(e: Any) -> ImmutableMatrix | None:
     """Numbers as an exact matrix (decimals as written), or None."""
     if isinstance(e, MatrixBase):
-        if all(sympify(x).is_number for x in e):
+        if all(as_sympy(x).is_number for x in e):
             return ImmutableMatrix(e.rows, e.cols, [_exact(x) for x in e])
         return None
-    e = sympify(e)
+    e = as_sympy(e)
     if isinstance(e, Expr) and e.is_number and not isinstance(e, MatrixExpr):
         return ImmutableMatrix([[_exact(e)]])
     return None
@@ -50,7 +50,7 @@ def _exact(x: Any) -> Any:
     """A stated number exactly as written (the package's own conversion, which refuses non-finite values)."""
     from ..values import to_exact
 
-    return to_exact(sympify(x), "a stated number")
+    return to_exact(as_sympy(x), "a stated number")
 
 
 def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
@@ -78,7 +78,7 @@ def _scalar_free(e: Any) -> bool:
 
 # ----- sizes ------------------------------------------------------------------------------------------
 def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
-    values = [simplify(s.subs(_dims_subs(doc, s))) if hasattr(s, "subs") else sympify(s) for s in sides]
+    values = [simplify(s.subs(_dims_subs(doc, s))) if hasattr(s, "subs") else as_sympy(s) for s in sides]
     unknown = [i for i, v in enumerate(values) if not v.is_number]
     numeric = [i for i, v in enumerate(values) if v.is_number]
     bound = []
@@ -140,7 +140,7 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
            "ge": lambda x, y: x >= y}.get(op)
     if cmp is None:
         return None
-    return bool(cmp(sympify(a), sympify(b)))
+    return bool(cmp(as_sympy(a), as_sympy(b)))
 
 
 # ----- values -----------------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
                 continue
             missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
-            if missing or any(not sympify(x).is_number for x in V):
+            if missing or any(not as_sympy(x).is_number for x in V):
                 if key is not None and key in doc.model().steps:
                     doc.assumed[key] = stated
                 what = ", ".join(missing) or "sizes the document does not fix"

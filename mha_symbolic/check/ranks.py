@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, Symbol, sympify
+from sympy import ImmutableMatrix, MatrixSymbol, Symbol
 
+from .._convert import as_sympy
 from ..errors import MHASymbolicError
 from ..rank import certify_rank_at_least, exact_rank, rank_bound
 from ..statements import RankStatement
@@ -94,9 +95,9 @@ def _bound(doc: DocumentModel, R: Any) -> Any:
     D = doc.model().dims
     names = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v}
     known = doc.known_dims()
-    repl = {s: sympify(known.get(dim_name(s.name) or "", names.get(dim_name(s.name) or "", s)))
-            for s in sympify(R).free_symbols if isinstance(s, Symbol)}
-    return sympify(R).xreplace(repl)
+    repl = {s: as_sympy(known.get(dim_name(s.name) or "", names.get(dim_name(s.name) or "", s)))
+            for s in as_sympy(R).free_symbols if isinstance(s, Symbol)}
+    return as_sympy(R).xreplace(repl)
 
 
 def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str]:
@@ -184,7 +185,7 @@ def _decide_instance(doc: DocumentModel, E: Any, V: ImmutableMatrix, op: str, R:
                 lo = r
                 break
         basis = "certified"
-    R = int(R) if sympify(R).is_Integer else R
+    R = int(R) if as_sympy(R).is_Integer else R
     holds = {"le": (hi <= R, lo > R), "lt": (hi < R, lo >= R), "eq": (lo == hi == R, lo > R or hi < R),
              "ge": (lo >= R, hi < R), "gt": (lo > R, hi <= R), "ne": (lo > R or hi < R, lo == hi == R)}.get(op)
     if holds is None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import MatrixBase, Symbol, simplify, sympify
+from sympy import MatrixBase, Symbol, simplify
 
+from .._convert import as_sympy
 from ..errors import MHASymbolicError, ShapeError
 from .model import DocumentModel, dim_name
 
@@ -36,12 +37,12 @@ def _size(doc: DocumentModel, e: Any) -> Any:
     by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v}
     known = doc.known_dims()
     repl = {}
-    for s in sympify(e).free_symbols:
+    for s in as_sympy(e).free_symbols:
         if isinstance(s, Symbol):
             name = dim_name(s.name)
             if name is not None:
-                repl[s] = sympify(known.get(name, by_name[name]))
-    return simplify(sympify(e).xreplace(repl).subs(D.definitions))
+                repl[s] = as_sympy(known.get(name, by_name[name]))
+    return simplify(as_sympy(e).xreplace(repl).subs(D.definitions))
 
 
 def _contradiction(subject: Any, message: str, got: str) -> tuple[str, str, str | None, str]:
@@ -77,7 +78,7 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     said = f"{stated[0]} x {stated[1]}"
     bound = []
     for a, b in zip(shape, stated, strict=True):
-        a, b = sympify(a), sympify(b)
+        a, b = as_sympy(a), as_sympy(b)
         if a.is_Symbol and b.is_Integer and dim_name(a.name) is not None:
             doc.bind_dim(dim_name(a.name) or "", int(b))
             bound.append(f"{a} = {b}")
@@ -139,13 +140,13 @@ def judge_shape_product(doc: DocumentModel, products: list[list[tuple[str, str]]
                         "side", None, "proven")
         sized = [tuple(_size(doc, doc.read(x)) for x in f) for f in factors]
         for (_, b), (c, _) in zip(sized, sized[1:], strict=False):
-            if simplify(sympify(b) - sympify(c)) != 0:
+            if simplify(as_sympy(b) - as_sympy(c)) != 0:
                 return ("inconsistent", f"{tex[k]}: inner sizes {b} and {c} differ, the product is undefined",
                         None, "proven")
         shapes.append((sized[0][0], sized[-1][1]))
     for k, op in enumerate(ops):
         a, b = shapes[k], shapes[k + 1]
-        same = all(simplify(sympify(x) - sympify(y)) == 0 for x, y in zip(a, b, strict=True))
+        same = all(simplify(as_sympy(x) - as_sympy(y)) == 0 for x, y in zip(a, b, strict=True))
         if op in ("eq", "approx") and not same:
             return ("wrong", f"{tex[k]} is {a[0]} x {a[1]}, not {b[0]} x {b[1]}", f"{a[0]} x {a[1]}", "proven")
     return "correct", f"{tex[0]} is {shapes[0][0]} x {shapes[0][1]} (rows of the first, columns of the last)", None, \

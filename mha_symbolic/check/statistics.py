@@ -19,8 +19,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from sympy import Integer, simplify, sqrt, sympify
+from sympy import Integer, simplify, sqrt
 
+from .._convert import as_sympy
 from ..dims import dimension_symbol
 from ..errors import MHASymbolicError
 from .model import DocumentModel, dim_name
@@ -85,7 +86,7 @@ def _value(doc: DocumentModel, moment: str, arg: str) -> tuple[Any, str] | None:
         denominator = doc.read(frac.group(2))
         if any(dim_name(str(s)) != "d_k" for s in getattr(denominator, "free_symbols", ())):
             return None
-        mean, var = _moments("S'", 1 / sympify(denominator))
+        mean, var = _moments("S'", 1 / as_sympy(denominator))
         what = f"an entry of S' = S / {frac.group(2)}"
     value = {"E": mean, "Var": var, "sd": sqrt(var)}[moment]
     return simplify(value), what
@@ -124,7 +125,7 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
             if any(dim_name(str(s)) is None and str(s) != "sigma" for s in free):
                 values.append(None)
                 continue
-            values.append(sympify(e).xreplace({s: dimension_symbol("d_k") for s in free if dim_name(str(s)) == "d_k"}
+            values.append(as_sympy(e).xreplace({s: dimension_symbol("d_k") for s in free if dim_name(str(s)) == "d_k"}
                                               ).xreplace({s: SIGMA for s in free if str(s) == "sigma"}))
     unit = not any(v is not None and SIGMA in getattr(v, "free_symbols", set()) for v, st in zip(values, stats,
                                                                                              strict=True) if not st)
@@ -137,7 +138,7 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
             continue
         if last is not None:
             j, a = last
-            a2, b2 = (sympify(x).subs(SIGMA, 1) if unit else sympify(x) for x in (a, values[k]))
+            a2, b2 = (as_sympy(x).subs(SIGMA, 1) if unit else as_sympy(x) for x in (a, values[k]))
             a2, b2 = (x.subs(_dims_subs(doc, x)) for x in (a2, b2))
             compared += 1
             if simplify(a2 - b2) != 0:

@@ -57,11 +57,11 @@ from sympy import (
     Symbol,
     nsimplify,
     simplify,
-    sympify,
 )
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions.slice import MatrixSlice
 
+from .._convert import as_sympy
 from ..concat import Concat, ConcatHeads
 from ..errors import ParseError
 from ..formulas import Attention, Equation, MultiHead
@@ -111,7 +111,7 @@ class SymbolTable:
 
         table = cls(head_index=HEAD_INDEX)
         for obj in objects:
-            obj = sympify(obj)
+            obj = as_sympy(obj)
             for atom in _atoms(obj):
                 table.add(atom)
             if isinstance(obj, Basic) and not isinstance(obj, MatrixBase):
@@ -355,6 +355,8 @@ class _Reader:
                 obj = self.table.lookup_atom(*atom[:4])
                 if obj is None and not self.strict and self.table.unknown is not None:
                     obj = self.table.unknown(_canonical(*atom[:4]))
+                if obj is None and atom[1]:  # x': latex2sympy would drop the prime and read x
+                    obj = Symbol(_canonical(*atom[:4]))  # (refused as unknown in strict reading)
                 if obj is not None:
                     i = atom[4]
                     if getattr(obj, "is_Matrix", False) and i < len(tokens) and tokens[i] == "[":
@@ -499,9 +501,41 @@ def _canonical_sums(expr: Any) -> Any:
     return expr.xreplace({a: MatAdd(*a.args, evaluate=True) for a in expr.atoms(MatAdd)})
 
 
+#: formulas longer or deeper than this are refused before reading (the reader recurses per nesting level)
+MAX_CHARS = 50_000
+MAX_DEPTH = 64
+
+
+def _readable(text: Any, who: str) -> str:
+    """``text`` if it is LaTeX the reader will take on; else a :class:`ParseError` saying why."""
+    if not isinstance(text, str):
+        raise ParseError(f"{who} needs LaTeX text (a str), got {type(text).__name__}")
+    if len(text) > MAX_CHARS:
+        raise ParseError(f"{who}: the formula has {len(text):,} characters (limit {MAX_CHARS:,}); not read")
+    depth = deepest = where = 0
+    for k, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, k
+        elif ch in ")]}":
+            depth -= 1
+    if deepest > MAX_DEPTH:
+        raise ParseError(f"{who}: brackets nested {deepest} levels deep (limit {MAX_DEPTH}, deepest at character "
+                         f"{where + 1}); not read")
+    return text
+
+
 def read_expression(text: str, table: SymbolTable | None = None, strict: bool = True) -> Any:
-    """One expression (no relation) as a SymPy object; :class:`ParseError` if not fully understood."""
-    return _Reader(table or SymbolTable(), strict).expression(text)
+    """One expression (no relation) as a SymPy object; :class:`ParseError` if not fully understood.
+
+    >>> read_expression("(" * 100 + "x" + ")" * 100)
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.ParseError: read_expression: brackets nested 100 levels deep (limit 64, deepest at \
+character 100); not read
+    """
+    return _Reader(table or SymbolTable(), strict).expression(_readable(text, "read_expression"))
 
 
 def read_formula(text: str, table: SymbolTable | None = None, strict: bool = True) -> list[Relation]:
@@ -509,8 +543,7 @@ def read_formula(text: str, table: SymbolTable | None = None, strict: bool = Tru
 
     ``a = b \\approx c`` gives ``a = b`` and ``b \\approx c``.
     """
-    if not isinstance(text, str):
-        raise ParseError(f"read_formula needs LaTeX text, got {type(text).__name__}")
+    _readable(text, "read_formula")
     table = table or SymbolTable()
     tokens = _tokens(_normalise(text))
     sides: list[list[str]] = [[]]

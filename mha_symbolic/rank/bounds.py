@@ -44,11 +44,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sympy import Add, Basic, Integer, MatAdd, MatMul, Min, OneMatrix, Transpose, factor, sympify
+from sympy import Add, Basic, Integer, MatAdd, MatMul, Min, OneMatrix, Transpose, factor
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr, MatrixSymbol
 from sympy.matrices.expressions.slice import MatrixSlice
 
+from .._convert import as_sympy
 from ..concat import Concat, ConcatHeads
 from ..dims import Dims
 from ..errors import InputError
@@ -83,8 +84,8 @@ class RankBound:
 
     def at(self, **values: int) -> int:
         """The bound at concrete dimensions (by name: ``n=8, d_model=4, h=2``)."""
-        subs = {s: values[s.name] for s in sympify(self.bound).free_symbols if s.name in values}
-        value = sympify(self.bound).subs(subs)
+        subs = {s: values[s.name] for s in as_sympy(self.bound).free_symbols if s.name in values}
+        value = as_sympy(self.bound).subs(subs)
         if not value.is_Integer:
             raise InputError(f"the bound {self.bound} needs values for {sorted(map(str, value.free_symbols))}")
         return int(value)
@@ -106,7 +107,7 @@ def simplify_min(bound: Any, dims: Dims | None = None) -> Any:
     >>> simplify_min(Min(D.d_model, D.n, D.h * Min(D.d_v, D.n)), D)
     Min(d_model, n)
     """
-    bound = _distribute(sympify(bound))
+    bound = _distribute(as_sympy(bound))
     if isinstance(bound, Min):
         args = list(dict.fromkeys(bound.args))
         keep = []
@@ -136,7 +137,7 @@ def _distribute(e: Any) -> Any:
 
 def _geq(a: Any, b: Any, dims: Dims | None) -> bool:
     """Is ``a >= b`` provable (also after writing d_model = h d_k)?"""
-    diff = sympify(a) - sympify(b)
+    diff = as_sympy(a) - as_sympy(b)
     forms = [diff]
     if dims is not None:
         forms.append(diff.subs(dims.definitions))
@@ -156,7 +157,7 @@ def provably_le(a: Any, b: Any, dims: Dims | None = None) -> bool:
     >>> provably_le(Min(D.d_v, D.n), D.d_k, D), provably_le(D.n, D.d_k, D)
     (True, False)
     """
-    a, b = sympify(a), sympify(b)
+    a, b = as_sympy(a), as_sympy(b)
     if isinstance(b, Min):
         return all(provably_le(a, x, dims) for x in b.args)
     if isinstance(a, Min):
@@ -169,7 +170,7 @@ def rank_bound(expr: Any, dims: Dims | None = None) -> RankBound:
     if dims is not None and not isinstance(dims, Dims):
         raise InputError(f"dims must be a Dims (e.g. model.dims), got {type(dims).__name__}")
     trace: list[RuleApplication] = []
-    bound = _bound(sympify(expr), trace, dims)
+    bound = _bound(as_sympy(expr, "rank_bound's expression"), trace, dims)
     return RankBound(expr, simplify_min(bound, dims), tuple(trace))
 
 

@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from sympy import ImmutableMatrix, MatMul, Sum, sympify
+from sympy import ImmutableMatrix, MatMul, Sum
 
+from .._convert import as_sympy
 from ..attention import MultiHeadAttention
 from ..dims import Dims
 from ..errors import DimensionError, InputError, SizeLimitError
@@ -114,7 +115,7 @@ class RankStatement(Statement):
         """The claimed upper bound at ``model``: a dimension expression, or a proven bound of a step's rank."""
         if isinstance(self.bound, RankOf):
             return rank_bound(_expr(model, self.bound.step), model.dims).bound
-        return model.dims.simplify(sympify(self.bound(model.dims)))
+        return model.dims.simplify(as_sympy(self.bound(model.dims)))
 
     def decide(self, model: MultiHeadAttention) -> Verdict:
         D = model.dims

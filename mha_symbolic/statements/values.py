@@ -21,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, simplify, sympify
+from sympy import ImmutableMatrix, MatrixSymbol, simplify
 
+from .._convert import as_sympy
 from ..attention import MultiHeadAttention
 from ..dims import Dims
 from ..errors import InputError, ShapeError
@@ -44,7 +45,7 @@ class DimensionStatement(Statement):
 
     def decide(self, model: MultiHeadAttention) -> Verdict:
         D = model.dims
-        value = simplify(sympify(self.quantity(D)).subs(D.definitions))
+        value = simplify(as_sympy(self.quantity(D)).subs(D.definitions))
         stated = exact_numbers(self.stated, self.text)[0, 0]
         if value.free_symbols:
             same = D.equal(value, stated)
