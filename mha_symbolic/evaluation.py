@@ -115,6 +115,41 @@ def estimate_terms(dims: Any, symbolic_entries: bool = False) -> int:
     return terms * dm * dk if symbolic_entries else terms
 
 
+def _announced(value: Any) -> tuple[int, ...] | None:
+    """The shape an input announces without converting it (an array's ``shape``, a list's lengths)."""
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(s, (int, np.integer)) for s in shape):
+        return tuple(int(s) for s in shape)
+    if isinstance(value, (list, tuple)) and value:
+        inner = _announced(value[0]) if isinstance(value[0], (list, tuple)) or hasattr(value[0], "shape") else ()
+        return (len(value), *inner) if inner is not None else None
+    return None
+
+
+def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, limit: int) -> None:
+    """The size guard before any input is converted: from the sizes the model fixes and the shapes the
+    inputs announce (a 1000 x 512 X is refused at once, not after converting 512,000 entries)."""
+    D = model.dims
+    sizes = {k: int(v) for k, v in D.as_dict().items() if v.is_Integer}
+    x_shape, w_shape = _announced(X), _announced(W_Q)
+    if x_shape is None or len(x_shape) != 2:  # nothing large to convert: the guard after conversion decides
+        return
+    sizes.setdefault("n", x_shape[0])
+    sizes.setdefault("d_model", x_shape[1])
+    if w_shape is not None and len(w_shape) == 3:
+        sizes.setdefault("h", w_shape[0])
+    if not {"n", "d_model", "h"} <= sizes.keys() or sizes["h"] < 1 or sizes["d_model"] % sizes["h"]:
+        return
+    dk = sizes.get("d_k", sizes["d_model"] // sizes["h"])
+    n, dm, h, dv = sizes["n"], sizes["d_model"], sizes["h"], sizes.get("d_v", dk)
+    size = n**3 * h * dv * (dm + 1)  # estimate_terms with numeric entries: a lower bound
+    if size > limit:
+        raise SizeLimitError(
+            f"exact evaluation of n={n}, d_model={dm}, h={h} would build at least {size:,} terms "
+            f"(limit {limit:,}); refused before reading the inputs: use numeric evaluation instead, or "
+            f"pass max_terms={size} to insist")
+
+
 def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMatrix] | None]) -> dict[str, int]:
     """Values for the model's symbolic dimensions, read off the inputs."""
     D = model.dims
@@ -153,6 +188,11 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     given_steps : ``{step name: matrix}`` -- values taken as given (e.g. a document's assumed
         head output) instead of computed; later steps are computed from them
     """
+    if max_terms is not None and (isinstance(max_terms, bool) or not isinstance(max_terms, (int, np.integer))
+                                  or max_terms < 1):
+        raise InputError(f"max_terms must be a positive integer or None, got {max_terms!r}")
+    limit = DEFAULT_MAX_TERMS if max_terms is None else int(max_terms)
+    _refuse_early(model, X, W_Q, limit)
     h = int(model.dims.h) if model.dims.h.is_Integer else None
     Xm = to_matrix(X, "X", exact=exact, vector_as_row=True) if X is not None else None
     heads: dict[str, list[ImmutableMatrix] | None] = {}
@@ -186,7 +226,6 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     inputs = concrete.inputs
     symbolic = (any(v is None for v in (Xm, Wo, *heads.values())) or (model.bias and len(biases) < 4)
                 or any(m is None for v in heads.values() if v for m in v))
-    limit = DEFAULT_MAX_TERMS if max_terms is None else max_terms
     size = estimate_terms(D, symbolic_entries=symbolic)
     if size > limit:
         raise SizeLimitError(

@@ -354,6 +354,9 @@ def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
     """Every input against the shapes of the (concrete) model, naming the argument."""
     D = model.dims
     X = arrays["X"]
+    if X.ndim < 2 or 0 in X.shape:
+        raise ShapeError(f"X has shape {X.shape}: it needs at least one token and one feature, "
+                         f"(..., n, d_model) with n >= 1")
     if X.shape[-1] != D.d_model or (D.n.is_Integer and X.shape[-2] != D.n):
         n = int(D.n) if D.n.is_Integer else "n"
         raise ShapeError(f"X has shape {X.shape}; expected (..., {n}, {D.d_model}) = (..., n, d_model)")

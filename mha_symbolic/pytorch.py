@@ -57,7 +57,7 @@ class PyTorchMHA:
     def __call__(self, X: Any, causal: bool = False) -> np.ndarray:
         if not isinstance(causal, bool):
             raise InputError(f"causal must be True or False, got {causal!r}")
-        X = _numpy(X)
+        X = _numpy(X, "X")
         if causal not in self._functions:
             model = self.model.func(self.model.dims, self.model.convention, causal, True)
             self._functions[causal] = NumericMHA(model)
@@ -69,15 +69,20 @@ class PyTorchMHA:
         return f"PyTorchMHA({self.model})"
 
 
-def _numpy(value: Any) -> np.ndarray:
+def _numpy(value: Any, name: str = "the array") -> np.ndarray:
     """A NumPy array from an array or a torch tensor (detached; torch is never imported here)."""
     if hasattr(value, "detach") and hasattr(value, "cpu"):
         value = value.detach().cpu().numpy()
-    return np.asarray(value)
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{name} must be an array of numbers, got a {type(value).__name__}")
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError):
+        raise InputError(f"{name} is ragged: its rows have different lengths") from None
 
 
 def _matrix(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    arr = _numpy(value)
+    arr = _numpy(value, name)
     if arr.dtype.kind not in "iuf":
         raise InputError(f"{name} has dtype {arr.dtype}; expected real numbers")
     if arr.shape != shape:
@@ -100,7 +105,7 @@ def from_pytorch(in_proj_weight: Any, in_proj_bias: Any, out_proj_weight: Any, o
 
     A missing bias is imported as zeros, so the model always has biases.
     """
-    W_in = _numpy(in_proj_weight)
+    W_in = _numpy(in_proj_weight, "in_proj_weight")
     if W_in.ndim != 2 or W_in.shape[0] != 3 * W_in.shape[1]:
         raise InputError(f"in_proj_weight must have shape (3E, E); got {W_in.shape}")
     E = W_in.shape[1]

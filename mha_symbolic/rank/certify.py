@@ -55,13 +55,29 @@ def working_precision(bits: int) -> Iterator[None]:
         flint.ctx.prec = old
 
 
+def _matrix(M: Any, who: str) -> ImmutableMatrix:
+    """A user's matrix read by :func:`~mha_symbolic.values.to_matrix` (rectangular, finite, never text parsed
+    as code); floats stay floats, so that an exact routine refuses them instead of guessing."""
+    from ..values import to_matrix
+
+    if isinstance(M, ImmutableMatrix):
+        return M
+    return to_matrix(M, who, exact=False)
+
+
 def exact_rank(M: Any) -> int:
-    """Exact rank of a matrix of rationals (SymPy matrix, nested lists or an integer NumPy array)."""
-    if isinstance(M, np.ndarray):
+    """Exact rank of a matrix of rationals (SymPy matrix, nested lists or an integer NumPy array).
+
+    >>> exact_rank([[1, 2], [3]])
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.InputError: exact_rank's matrix is ragged: its rows have lengths [2, 1]
+    """
+    if isinstance(M, np.ndarray) and M.ndim == 2 and M.size:
         if M.dtype.kind not in "iub":
             raise InputError(f"exact_rank needs integer arrays (floats: convert with Fraction first), got {M.dtype}")
         return int(flint.fmpz_mat([[int(x) for x in row] for row in M.tolist()]).rank())
-    M = ImmutableMatrix(M)
+    M = _matrix(M, "exact_rank's matrix")
     if not all(x.is_Rational for x in M):
         raise InputError("exact_rank needs rational entries; use certify_rank_at_least for exp/sqrt entries")
     if all(x.is_Integer for x in M):
@@ -113,7 +129,7 @@ def arb_matrix(M: Any) -> flint.arb_mat:
     """The matrix as balls (at the current precision); accepts an ``arb_mat`` unchanged."""
     if isinstance(M, flint.arb_mat):
         return M
-    M = ImmutableMatrix(M)
+    M = _matrix(M, "the matrix")
     return flint.arb_mat(M.rows, M.cols, [to_arb(x) for x in M])
 
 
@@ -160,6 +176,10 @@ def certify_rank_at_least(M: Any, r: int, precisions: tuple[int, ...] = (128, 25
     ``M`` is a SymPy matrix (exact entries) or a function ``prec -> arb_mat`` giving the
     matrix as balls at a precision.  The returned certificate says whether it succeeded.
     """
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
+        raise InputError(f"certify_rank_at_least: r must be a non-negative integer, got {r!r}")
+    if not callable(M) and not isinstance(M, flint.arb_mat):
+        M = _matrix(M, "certify_rank_at_least's matrix")
     for k, prec in enumerate(precisions):
         with working_precision(prec):
             A = M(prec) if callable(M) else arb_matrix(M)
@@ -221,7 +241,17 @@ class NumericalRank:
 
 def numerical_rank(M: Any, tol: float = 1e-10) -> NumericalRank:
     """Count singular values above ``tol`` times the largest (relative tolerance)."""
-    A = np.asarray(M, dtype=float)
+    try:
+        A = np.asarray(M, dtype=float)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"numerical_rank needs a rectangular matrix of real numbers: {e}") from None
+    if A.ndim != 2 or not A.size:
+        raise InputError(f"numerical_rank needs a non-empty 2-D matrix, got shape {A.shape}")
+    if not np.isfinite(A).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(A))[0])
+        raise InputError(f"numerical_rank: the matrix contains NaN or inf (first at index {bad})")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not 0 <= tol < 1:
+        raise InputError(f"numerical_rank: tol must be a number in [0, 1), got {tol!r}")
     s = np.linalg.svd(A, compute_uv=False)
     cutoff = tol * (s[0] if s.size else 0.0)
     return NumericalRank(int((s > cutoff).sum()), tol, tuple(float(x) for x in s))

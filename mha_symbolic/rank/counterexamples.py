@@ -37,6 +37,7 @@ from sympy import ImmutableMatrix, Matrix, Rational, eye, log, sqrt, zeros
 from ..attention import MultiHeadAttention
 from ..errors import InputError
 from ..softmax import explicit_softmax
+from ..values import to_matrix
 from .bounds import rank_bound
 from .certify import MinorCertificate, certify_rank_at_least
 from .witness import exact_product, witness_inputs
@@ -127,7 +128,7 @@ def low_rank_bottleneck(n: int, d_k: int, P: Any = None, seed: int = 0) -> RankC
     """Theorem 1 of Bhojanapalli et al. (2020) at concrete ``n``, ``d_k`` (``d_model = max(n, d_k)``)."""
     if n < 1 or d_k < 1:
         raise InputError("n and d_k must be positive")
-    P = _row_stochastic(n, seed) if P is None else ImmutableMatrix(P)
+    P = _row_stochastic(n, seed) if P is None else to_matrix(P, "P")
     if P.shape != (n, n) or any(not (x.is_positive) for x in P) or any(sum(P.row(i)) != 1 for i in range(n)):
         raise InputError("P must be an n x n matrix of positive entries whose rows sum to 1")
     L = P.applyfunc(log)

@@ -159,9 +159,11 @@ def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> 
     ``tries`` seeds are tried, and the report of the first instance attaining every bound
     (or else the one attaining most) is returned.  Its seed is in each row's ``seed``.
     """
-    for label, v in (("n", n), ("d_model", d_model), ("h", h)):
+    for label, v in (("n", n), ("d_model", d_model), ("h", h), ("tries", tries)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InputError(f"rank_report needs positive integer sizes; {label} = {v!r}")
+            raise InputError(f"rank_report needs positive integers for the sizes and tries; {label} = {v!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"rank_report: seed must be a non-negative integer, got {seed!r}")
     if n > MAX_WITNESS_N or d_model > MAX_WITNESS_D_MODEL or n * h > MAX_WITNESS_N * 8:
         raise SizeLimitError(f"rank witnesses are certified up to n = {MAX_WITNESS_N}, d_model = "
                              f"{MAX_WITNESS_D_MODEL} and n h = {MAX_WITNESS_N * 8} (ball-arithmetic determinants "
