@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +31,8 @@ from .errors import InputError, MHASymbolicError, ParseError
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from .latex import NOTATIONS
 
+_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
+MAX_WORKERS = max(4 * (os.cpu_count() or 1), 8)  # --workers beyond this only costs memory
 EXACT_WIDTH = 160  # print exact entries when a matrix fits in this many characters per row
 
 
@@ -169,8 +172,6 @@ def cmd_ranks(args: argparse.Namespace) -> int:
     )
     from .rank.sweep import text_progress
 
-    if args.workers < 1:
-        raise InputError(f"--workers must be at least 1, got {args.workers}")
     if args.sweep:
         results = rank_sweep(workers=args.workers, progress=None if args.json else text_progress)
         if args.json:
@@ -230,19 +231,78 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .document import check_file
 
     fmt = "json" if args.json else args.format
-    reports = []
     for path in args.files:
         if not Path(path).exists():
             raise ParseError(f"{path}: no such file")
         if not Path(path).is_file():
             raise ParseError(f"{path} is not a regular file (a directory or a device); give a Markdown/text file")
-        reports.append(check_file(path))
+    reports = []
+    budget = {"timeout": args.timeout, "memory": args.memory_mb << 20, "progress": _interactive()}
+    for path in _progress(args.files, "files") if len(args.files) > 1 else args.files:
+        reports.append(check_file(path, **budget))
     if fmt == "json":
         data = [r.as_dict() for r in reports]
         print(json.dumps(data[0] if len(data) == 1 else data, indent=1, ensure_ascii=False))
     else:
         print("\n\n".join(r.to_markdown() if fmt == "markdown" else r.to_table() for r in reports))
     return max(r.exit_code for r in reports)
+
+
+def _interactive() -> bool:
+    """Progress bars only when standard error is a terminal (never in pipes, files or CI logs)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress(items: Sequence[Any], unit: str) -> Any:
+    if not _interactive():
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, unit=unit.rstrip("s"), leave=False, file=sys.stderr)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {text}")
+    return value
+
+
+def _bounded_int(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Options that cannot be used together: an argparse error naming both."""
+    def given(name: str) -> bool:  # set on the command line (the default formats do not count)
+        value = getattr(args, name, None)
+        return value not in (None, False) and not (name == "format" and value in ("text", "table", "json"))
+
+    pairs = {"derive": [("all", "example"), ("all", "format"), ("all", "plots"), ("all", "decimals"),
+                        ("all", "decimals_only"), ("decimals_only", "format"), ("decimals_only", "plots"),
+                        ("all", "n"), ("all", "d_model"), ("all", "heads"), ("all", "causal")],
+             "check": [("json", "format")],
+             "ranks": [("sweep", "n"), ("sweep", "d_model"), ("sweep", "heads")]}
+    for a, b in pairs.get(args.command, []):
+        if given(a) and given(b):
+            flag = {"decimals_only": "decimals-only", "d_model": "d-model"}
+            _SUBPARSERS.get(args.command, parser).error(f"--{flag.get(a, a)} cannot be used with --{flag.get(b, b)}")
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -275,22 +335,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notation", choices=sorted(NOTATIONS), default="vaswani",
                    help="weights as W_i^Q (vaswani), W_Q^i (per-head) or W_{Q1} (numbered)")
     p.add_argument("--transpose", choices=("top", "T"), default="top", help=r"K^\top or K^T")
-    p.add_argument("--decimals", type=int, default=None, help="round matrices to this many places")
+    p.add_argument("--decimals", type=_bounded_int(0, 30), default=None,
+                   help="round matrices to this many places (0 to 30)")
     p.add_argument("--out", default=None, help="directory to write the document to")
     p.add_argument("--all", action="store_true", help="write every standard document (default --out derivations)")
     p.add_argument("--plots", action="store_true",
                    help="also draw PNG pictures beside the document (needs matplotlib) and include them")
     _add_dims(p)
     p.set_defaults(func=cmd_derive)
+    _SUBPARSERS["derive"] = p
 
     p = sub.add_parser("ranks", help="proven rank bounds vs certified ranks; counterexamples; sweeps")
     p.add_argument("--n", type=int, help="tokens (with --d-model and --heads; default 8, 4, 2)")
     p.add_argument("--d-model", type=int, help="model width")
     p.add_argument("--heads", type=int, help="number of heads")
     p.add_argument("--sweep", action="store_true", help="the default grid (n 2..64, d_model 4..64, h | d_model)")
-    p.add_argument("--workers", type=int, default=2, help="processes for --sweep (default 2)")
+    p.add_argument("--workers", type=_bounded_int(1, MAX_WORKERS), default=2,
+                   help=f"processes for --sweep (default 2, at most {MAX_WORKERS})")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_ranks)
+    _SUBPARSERS["ranks"] = p
 
     p = sub.add_parser("claims", help="every registered claim of tutorials and papers, decided by the engine")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -301,16 +365,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", help="Markdown or plain-text files (UTF-8; mojibake is repaired)")
     p.add_argument("--json", action="store_true", help="the same as --format json")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    p.add_argument("--timeout", type=_positive_seconds, default=60.0,
+                   help="seconds for each document (default 60); pieces not reached are reported unchecked")
+    p.add_argument("--memory-mb", type=_bounded_int(64, 1 << 20), default=1024,
+                   help="memory for each document in MiB (default 1024)")
     p.set_defaults(func=cmd_check)
+    _SUBPARSERS["check"] = p
 
     p = sub.add_parser("examples", help="list the built-in worked examples")
     p.set_defaults(func=cmd_examples)
     return parser
 
 
+def _safe_output() -> None:
+    """Characters the terminal's encoding lacks (``≈`` under cp1252) are replaced, never an error."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):  # not a TextIOWrapper (captured in tests): nothing to do
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _safe_output()
     parser = build_parser()
     args = parser.parse_args(argv)
+    _conflicts(parser, args)
     try:
         return int(args.func(args))
     except MHASymbolicError as e:
