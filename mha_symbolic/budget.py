@@ -46,7 +46,8 @@ from typing import Any, TypeVar
 
 from .errors import InputError, MHASymbolicError
 
-__all__ = ["Budget", "BudgetExceeded", "Deadline", "PieceTimeout", "run_within", "time_limit", "can_isolate"]
+__all__ = ["Budget", "BudgetExceeded", "Deadline", "PieceTimeout", "run_within", "time_limit", "can_isolate",
+           "stop_workers"]
 
 T = TypeVar("T")
 GIB = 1 << 30
@@ -274,7 +275,8 @@ def _free_worker(memory: int | None) -> _Worker | None:
 
 
 @atexit.register
-def _stop_workers() -> None:
+def stop_workers() -> None:
+    """Stop the shared worker processes (also done at exit); the next job starts a new one."""
     for w in _WORKERS:
         if w.owner == os.getpid():
             w.stop()

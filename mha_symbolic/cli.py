@@ -365,8 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", help="Markdown or plain-text files (UTF-8; mojibake is repaired)")
     p.add_argument("--json", action="store_true", help="the same as --format json")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
-    p.add_argument("--timeout", type=_positive_seconds, default=60.0,
-                   help="seconds for each document (default 60); pieces not reached are reported unchecked")
+    p.add_argument("--timeout", type=_positive_seconds, default=50.0,
+                   help="seconds for each document (default 50); pieces not reached are reported unchecked")
     p.add_argument("--memory-mb", type=_bounded_int(64, 1 << 20), default=1024,
                    help="memory for each document in MiB (default 1024)")
     p.set_defaults(func=cmd_check)

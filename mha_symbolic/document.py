@@ -35,7 +35,7 @@ __all__ = ["Finding", "Report", "check_text", "check_file", "STATUSES", "DOCUMEN
 
 FRAGMENT_SECONDS = 5.0
 #: the default budget of one document: wall-clock seconds and bytes of memory beyond what the caller uses
-DOCUMENT_SECONDS = 60.0
+DOCUMENT_SECONDS = 50.0
 DOCUMENT_MEMORY = GIB
 
 

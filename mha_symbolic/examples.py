@@ -56,8 +56,13 @@ class Example:
         return f"**{self.name}**: {self.title}  \nsource: {self.source}{chosen}"
 
     def evaluate(self, **kwargs: Any) -> Evaluation:
-        """Every step's exact matrix (keyword arguments go to :func:`~mha_symbolic.evaluation.evaluate`)."""
-        return self.model.evaluate(**self.inputs, **kwargs)
+        """Every step's exact matrix (keyword arguments go to :func:`~mha_symbolic.evaluation.evaluate`; an
+        input given there replaces the example's own).
+
+        >>> example("seed003").evaluate(X=[[0, 1, 0, 0]])["head_1"]
+        Matrix([[0, 2]])
+        """
+        return self.model.evaluate(**(self.inputs | kwargs))
 
 
 _I2 = [[1, 0], [0, 1]]

@@ -194,10 +194,11 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
         if prose and beyond and (not heading or len(starts) > 1):
             lead = start + len(text) - len(text.lstrip())
             pieces.append(Piece("prose", text.strip(), base + k, cell, sentence=content, clause=clause(lead, end)))
-        for a, b, at, raw, display in on_line.get(k, []):
-            pieces += _math(raw, base + content.count("\n", 0, at), display, content, cell, clause(a, b))
+        for a, b, at, raw, display in on_line.get(k, []):  # the line of ``at``, by bisection (linear overall)
+            pieces += _math(raw, base + bisect_right(starts, at) - 1, display, content, cell, clause(a, b))
     for at in unclosed:
-        pieces.append(Piece("unclosed", "$$", base + content.count("\n", 0, at), cell, display=True, sentence=content))
+        pieces.append(Piece("unclosed", "$$", base + bisect_right(starts, at) - 1, cell, display=True,
+                            sentence=content))
     return pieces
 
 

@@ -32,6 +32,7 @@ from sympy import (
 
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ParseError, ShapeError
+from ..parse import too_large
 from .model import DocumentModel, dim_name
 from .numbers import (  # noqa: F401  (shared with the other rooms through this module)
     _OPS,
@@ -100,7 +101,7 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
                               ops, text) for p in subjects]
             each = [v[1] for v in verdicts if v is not None]
             return ("shape", _worst(each)) if each else None
-    huge = _too_large(" ".join(sides_tex))
+    huge = too_large(" ".join(sides_tex))
     if huge:
         return "number", ("unchecked", f"not evaluated: {huge}", None, "")
     from .entries import judge_entry
@@ -146,20 +147,6 @@ def _judge_read(doc: DocumentModel, sides: list[Any], sides_tex: list[str], ops:
     if any(_literal(s) is not None for s in sides):
         return "number", _number(doc, sides, sides_tex, ops)
     return "formula", _formula(doc, sides, sides_tex, ops)
-
-
-def _too_large(tex: str) -> str | None:
-    """Why a formula's numbers are too large to evaluate exactly (checked before any evaluation), or None."""
-    if re.search(r"\^\s*\{[^{}]*\^", tex):
-        return "a tower of exponents"
-    m = re.search(r"\^\s*\{?\s*(\d{4,})", tex)
-    if m and int(m.group(1)) > 1000:
-        return f"an exponent of {m.group(1)} (more than 1000)"
-    if re.search(r"(?:\d{3,}|\})\s*\)?\s*!", tex):
-        return "the factorial of a large number"
-    if re.search(r"\d{200,}", tex):
-        return "a number of more than 200 digits"
-    return None
 
 
 def _declared_clash(doc: DocumentModel, sides: list[Any], tex: list[str]) -> Verdict3 | None:

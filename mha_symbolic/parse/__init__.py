@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .latex import Relation, SymbolTable, equivalent, read_expression, read_formula
+from .latex import Relation, SymbolTable, equivalent, read_expression, read_formula, too_large
 
-__all__ = ["Relation", "SymbolTable", "read_formula", "read_expression", "equivalent"]
+__all__ = ["Relation", "SymbolTable", "read_formula", "read_expression", "equivalent", "too_large"]

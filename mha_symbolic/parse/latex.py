@@ -63,7 +63,7 @@ from sympy.matrices.expressions.slice import MatrixSlice
 
 from .._convert import as_sympy
 from ..concat import Concat, ConcatHeads
-from ..errors import ParseError
+from ..errors import ParseError, SizeLimitError
 from ..formulas import Attention, Equation, MultiHead
 from ..heads import HeadMatrix
 from ..latex import NOTATIONS, latex
@@ -501,9 +501,29 @@ def _canonical_sums(expr: Any) -> Any:
     return expr.xreplace({a: MatAdd(*a.args, evaluate=True) for a in expr.atoms(MatAdd)})
 
 
-#: formulas longer or deeper than this are refused before reading (the reader recurses per nesting level)
+#: formulas longer or deeper than this are refused before reading: the reader recurses per nesting level, and
+#: latex2sympy's parser takes time exponential in the depth of redundant groups ({{{x}}} 16 deep: 18 s)
 MAX_CHARS = 50_000
-MAX_DEPTH = 64
+MAX_DEPTH = 12
+
+
+def too_large(tex: str) -> str | None:
+    """Why a formula's numbers are too large to evaluate exactly, read off the text before anything is built
+    (``10^{10^{10}}``, ``(10^{9})!``, ``2^{100000}``, 200-digit numbers), or None.
+
+    >>> too_large("10^{10^{10}} = 5"), too_large("2^{10} = 1024")
+    ('a tower of exponents', None)
+    """
+    if re.search(r"\^\s*\{[^{}]*\^", tex):
+        return "a tower of exponents"
+    m = re.search(r"\^\s*\{?\s*(\d{4,})", tex)
+    if m and int(m.group(1)) > 1000:
+        return f"an exponent of {m.group(1)} (more than 1000)"
+    if re.search(r"(?:\d{3,}|\})\s*\)?\s*!", tex):
+        return "the factorial of a large number"
+    if re.search(r"\d{200,}", tex):
+        return "a number of more than 200 digits"
+    return None
 
 
 def _readable(text: Any, who: str) -> str:
@@ -523,6 +543,9 @@ def _readable(text: Any, who: str) -> str:
     if deepest > MAX_DEPTH:
         raise ParseError(f"{who}: brackets nested {deepest} levels deep (limit {MAX_DEPTH}, deepest at character "
                          f"{where + 1}); not read")
+    huge = too_large(text)
+    if huge:
+        raise SizeLimitError(f"{who}: not evaluated: {huge}")
     return text
 
 
@@ -532,7 +555,7 @@ def read_expression(text: str, table: SymbolTable | None = None, strict: bool = 
     >>> read_expression("(" * 100 + "x" + ")" * 100)
     Traceback (most recent call last):
     ...
-    mha_symbolic.errors.ParseError: read_expression: brackets nested 100 levels deep (limit 64, deepest at \
+    mha_symbolic.errors.ParseError: read_expression: brackets nested 100 levels deep (limit 12, deepest at \
 character 100); not read
     """
     return _Reader(table or SymbolTable(), strict).expression(_readable(text, "read_expression"))
@@ -580,10 +603,35 @@ def _canonical_form(e: Any) -> Any:
     return e
 
 
+def _refuse_huge(e: Any) -> None:
+    """A :class:`SizeLimitError` when ``e`` holds a number too large to compute exactly (a power with an
+    exponent over 10,000, a factorial over 1,000): ``doit`` would build it (``10^{10^{10}}`` never ends)."""
+    from sympy import Pow, factorial
+
+    if not isinstance(e, Basic) or isinstance(e, MatrixBase):
+        return
+    for p in e.atoms(Pow):
+        if p.base.is_number and p.exp.is_number and p.base.evalf(5) not in (0, 1, -1) \
+                and bool(abs(p.exp.evalf(5)) > 10_000):
+            raise SizeLimitError(f"not evaluated: the power {p.base}^(...) has an exponent over 10,000")
+    for f in e.atoms(factorial):
+        if f.args[0].is_number and bool(f.args[0].evalf(5) > 1000):
+            raise SizeLimitError("not evaluated: the factorial of a number over 1,000")
+
+
 def equivalent(a: Any, b: Any) -> bool:
-    """Do two readings denote the same object (after ``doit``, flattening products, exact numbers)?"""
+    """Do two readings denote the same object (after ``doit``, flattening products, exact numbers)?
+
+    >>> from sympy import Integer, Pow
+    >>> equivalent(Pow(Integer(10), Pow(Integer(10), Integer(10), evaluate=False), evaluate=False), Integer(5))
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.SizeLimitError: not evaluated: the power 10^(...) has an exponent over 10,000
+    """
     if a == b:
         return True
+    _refuse_huge(a)
+    _refuse_huge(b)
     ca, cb = _canonical_form(a), _canonical_form(b)
     if ca == cb:
         return True

@@ -1,0 +1,302 @@
+"""Issue 13: every bad input of the hostile-user review, with its expected outcome.
+
+Each case is a regression test: a package error naming what was wrong (or a result), within a bounded time,
+never a traceback of a built-in exception, never code run from a string.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from mha_symbolic import (
+    Dims,
+    InputError,
+    MultiHeadAttention,
+    ParseError,
+    ShapeError,
+    SizeLimitError,
+    check_file,
+    check_text,
+    example,
+    from_pytorch,
+    rank_bound,
+)
+from mha_symbolic.budget import Budget, BudgetExceeded, run_within, time_limit
+from mha_symbolic.cli import main
+from mha_symbolic.parse import read_expression, read_formula
+from mha_symbolic.rank import certify_rank_at_least, exact_rank, numerical_rank, rank_report
+
+INJECTION = "__import__('os').system('touch {marker}')"
+
+
+# ----- code execution ------------------------------------------------------------------------------
+@pytest.mark.parametrize("call", [rank_bound, Dims().simplify, lambda s: Dims().equal(s, 1)],
+                         ids=["rank_bound", "Dims.simplify", "Dims.equal"])
+def test_strings_are_never_evaluated(tmp_path, call):
+    marker = tmp_path / "pwned"
+    with pytest.raises(InputError, match="strings are never evaluated"):
+        call(INJECTION.format(marker=marker))
+    assert not marker.exists()
+
+
+def test_matrix_entries_that_are_code_are_refused(tmp_path):
+    marker = tmp_path / "pwned"
+    with pytest.raises(InputError, match="not a decimal or fraction"):
+        exact_rank([[INJECTION.format(marker=marker)]])
+    assert not marker.exists()
+
+
+# ----- hangs and blow-ups ----------------------------------------------------------------------------
+def _timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def test_unclosed_display_brackets_are_linear():
+    # 50,000 unclosed \[ took 35 s (texmath matched a regex against a copy of the rest of the text per opener)
+    report, seconds = _timed(check_text, "\\[" * 50000, isolate=False)
+    assert report.findings == [] and seconds < 10
+
+
+def test_unclosed_html_comment_is_fast():
+    report, seconds = _timed(check_text, "<!--" + "a b c " * 70000, isolate=False)
+    assert report.findings == [] and seconds < 10
+
+
+def test_unclosed_dollar_with_a_long_list():
+    report, seconds = _timed(check_text, "$x = [" + ", ".join(["1"] * 5000), isolate=False)
+    assert seconds < 10
+    assert all(f.status in ("unchecked", "given") for f in report.findings)
+
+
+@pytest.mark.parametrize("formula, reason", [
+    ("10^{10^{10}} = 5", "not evaluated: a tower of exponents"),
+    ("(10^{9})! = 3", "not evaluated: the factorial of a large number"),
+    ("2^{100000} = 3", "not evaluated: an exponent of 100000 (more than 1000)"),
+])
+def test_huge_numbers_are_refused_before_evaluation(formula, reason):
+    report, seconds = _timed(check_text, f"$${formula}$$", isolate=False)
+    assert seconds < 5
+    [f] = report.findings
+    assert f.status == "unchecked" and f.message == reason
+
+
+def test_deep_nesting_is_refused_with_its_depth():
+    report, seconds = _timed(check_text, "$$" + "(" * 10000 + "x" + ")" * 10000 + " = 1$$", isolate=False)
+    [f] = report.findings
+    assert f.status == "unchecked" and "nested 10000 levels deep (limit 12" in f.message
+    assert seconds < 5
+
+
+def test_nested_softmax_is_a_parse_error_not_a_recursion_error():
+    with pytest.raises(ParseError, match="nested 1000 levels deep"):
+        read_expression(r"\mathrm{softmax}(" * 1000 + "x" + ")" * 1000)
+
+
+def test_exact_evaluation_refuses_a_large_input_before_converting_it():
+    X = np.ones((1000, 512))
+    _, seconds = _timed(lambda: pytest.raises(SizeLimitError, MultiHeadAttention(None, None, 8).evaluate, X=X))
+    assert seconds < 1.0  # converting the 512,000 entries took 9 s
+
+
+def test_cli_decimals_and_workers_are_bounded(capsys):
+    for argv, message in ((["derive", "--decimals", "1000000000"], "--decimals: must be between 0 and 30"),
+                          (["derive", "--decimals", "-5"], "--decimals: must be between 0 and 30"),
+                          (["ranks", "--sweep", "--workers", "100000"], "--workers: must be between 1 and")):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+# ----- time limits that are limits -------------------------------------------------------------------
+def _slow(seconds: float) -> str:
+    time.sleep(seconds)
+    return "done"
+
+
+def test_budget_stops_work_from_a_worker_thread():
+    outcome: list[object] = []
+
+    def job() -> None:
+        try:
+            outcome.append(run_within(Budget(seconds=0.5), _slow, 30))
+        except BudgetExceeded as e:
+            outcome.append(e)
+
+    start = time.perf_counter()
+    worker = threading.Thread(target=job)
+    worker.start()
+    worker.join(20)
+    assert time.perf_counter() - start < 10
+    assert isinstance(outcome[0], BudgetExceeded) and "budget of 0.5 s" in str(outcome[0])
+
+
+def test_budget_result_and_errors_come_back():
+    assert run_within(Budget(seconds=30), _slow, 0) == "done"
+    with pytest.raises(InputError, match="max_terms"):
+        run_within(Budget(seconds=30), example("seed000").evaluate, max_terms="big")
+
+
+def test_memory_budget_stops_an_allocation():
+    with pytest.raises(BudgetExceeded, match="memory budget"):
+        run_within(Budget(seconds=60, memory=256 << 20), np.ones, (1 << 31,))
+
+
+def slow_sum(terms: int) -> str:
+    """A display whose exact check takes seconds: a sum of many fractions."""
+    return "$$" + " + ".join(f"\\frac{{{k}}}{{{k + 1}}}" for k in range(1, terms)) + " = 1$$"
+
+
+SLOW_SUM = slow_sum(2000)
+
+
+def test_check_text_from_a_thread_is_limited():
+    # the SIGALRM piece timer cannot work on a thread: the worker process it runs in can
+    reports = []
+    doc = SLOW_SUM + "\n\n" + "\n\n".join(f"$$x_{{{k}}} = {k}$$" for k in range(300))
+    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=2)))
+    start = time.perf_counter()
+    worker.start()
+    worker.join(60)
+    assert time.perf_counter() - start < 30
+    first, *rest = reports[0].findings
+    assert first.status == "unchecked" and first.message.startswith("gave up after 0.5 s")
+    assert any("time budget of 2 s ran out" in f.message for f in rest)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX timers")
+def test_checking_leaves_the_callers_timer_alone():
+    fired = []
+    old = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        check_text("Let $n = 2$, $d_{model} = 4$ and $h = 2$, so $d_k = 2$.")
+        remaining = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 20 < remaining <= 30  # isolated: the caller's timer runs on untouched
+        check_text("$d_k = 2$", isolate=False)  # in-process: the piece timer puts the caller's back
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= remaining
+        assert signal.getsignal(signal.SIGALRM) is not None and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_time_limit_interrupts_a_piece_in_process():
+    from mha_symbolic.budget import PieceTimeout
+
+    with pytest.raises(PieceTimeout), time_limit(0.2):
+        time.sleep(5)
+
+
+def test_document_budget_reports_the_pieces_it_did_not_reach():
+    doc = "\n\n".join(f"$$x_{{{k}}} = {k}$$" for k in range(400))
+    report = check_text(doc, timeout=0.3, isolate=False)
+    late = [f for f in report.findings if "time budget of 0.3 s ran out" in f.message]
+    assert late and all(f.status == "unchecked" for f in late)
+    assert len(report.findings) == 400
+
+
+def test_a_document_over_its_hard_budget_gets_one_finding():
+    # seconds_per_fragment=None: no per-piece limit, so only the worker's hard limit can stop it
+    start = time.perf_counter()
+    report = check_text(SLOW_SUM, seconds_per_fragment=None, timeout=3)  # hard limit 3 + 5 s
+    [f] = report.findings
+    assert f.status == "unchecked" and f.message == ("the document was not checked: the work took longer than "
+                                                     "its budget of 8 s and was stopped")
+    assert time.perf_counter() - start < 12
+
+
+# ----- crashes ---------------------------------------------------------------------------------------
+def test_ragged_token_listing_and_other_files_still_reported(tmp_path, capsys):
+    bad = tmp_path / "tokens.md"
+    bad.write_text("```\ntoken 1: [1, 2]\ntoken 2: [1]\n```\n", encoding="utf-8")
+    good = tmp_path / "good.md"
+    good.write_text("Let $n = 2$, $d_{model} = 4$ and $h = 2$, so $d_k = 3$.\n", encoding="utf-8")
+    code = main(["check", str(bad), str(good)])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    assert str(bad) in out.out and str(good) in out.out
+    assert code == 1  # d_k = 3 is wrong in the second file
+
+
+def test_output_under_a_legacy_encoding_replaces_what_it_cannot_encode():
+    env = dict(os.environ, PYTHONIOENCODING="cp1252")
+    r = subprocess.run([sys.executable, "-m", "mha_symbolic.cli", "derive"], capture_output=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr.decode("cp1252", "replace")[-500:]
+    assert b"? [0.6698, 0.3302" in r.stdout  # the approximately-equal sign became '?'
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: read_expression(123), ParseError, "needs LaTeX text (a str), got int"),
+    (lambda: example("seed000").evaluate(max_terms="big"), InputError, "max_terms must be a positive integer"),
+    (lambda: MultiHeadAttention(d_model=4, h=2).lambdify()(np.ones((0, 4)), W_Q=np.ones((2, 4, 2)),
+                                                           W_K=np.ones((2, 4, 2)), W_V=np.ones((2, 4, 2)),
+                                                           W_O=np.eye(4)),
+     ShapeError, "at least one token"),
+    (lambda: MultiHeadAttention().evaluate(W_Q=[]), InputError, "W_Q is empty"),
+    (lambda: exact_rank([[1, 2], [3]]), InputError, "ragged"),
+    (lambda: exact_rank("abc"), InputError, "got str"),
+    (lambda: certify_rank_at_least([[1, 0], [0, 1]], -1), InputError, "non-negative integer, got -1"),
+    (lambda: numerical_rank(np.array([[np.nan, 1.0], [1.0, 1.0]])), InputError, "NaN or inf"),
+    (lambda: from_pytorch([[1, 2], [3]], None, [[1]], None, 1), InputError, "in_proj_weight is ragged"),
+    (lambda: check_file(None), ParseError, "needs a path, got NoneType"),
+    (lambda: rank_report(4, 4, 2, tries=0), InputError, "tries = 0"),
+], ids=["read_expression-int", "max_terms-str", "lambdify-empty-X", "W_Q-empty", "exact_rank-ragged",
+        "exact_rank-str", "certify-negative", "numerical_rank-nan", "from_pytorch-ragged", "check_file-None",
+        "rank_report-tries-0"])
+def test_api_calls_raise_the_package_error(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+def test_a_prime_is_kept():
+    [r] = read_formula("x' = x", strict=False)
+    assert str(r.lhs) == "x'" and r.lhs != r.rhs
+    with pytest.raises(ParseError, match="unknown symbol\\(s\\) x'"):
+        read_formula("x' = x")
+
+
+# ----- option conflicts -------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["derive", "--all", "--example", "seed001"], "--all cannot be used with --example"),
+    (["derive", "--all", "--format", "pdf"], "--all cannot be used with --format"),
+    (["derive", "--decimals-only", "--format", "tex"], "--decimals-only cannot be used with --format"),
+    (["check", "--json", "--format", "markdown", "x.md"], "--json cannot be used with --format"),
+])
+def test_conflicting_options_are_an_argparse_error(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and f"mha-symbolic {argv[0]}" in err
+
+
+def test_check_timeout_option(tmp_path, capsys):
+    doc = tmp_path / "long.md"
+    doc.write_text("\n\n".join(f"$$x_{{{k}}} = {k}$$" for k in range(300)), encoding="utf-8")
+    assert main(["check", "--timeout", "0.2", "--json", str(doc)]) == 0
+    assert "time budget of 0.2 s ran out" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["check", "--timeout", "-1", str(doc)])
+
+
+def test_safe_output_replaces_unencodable_characters(monkeypatch):
+    from mha_symbolic.cli import _safe_output
+
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="cp1252")
+    monkeypatch.setattr(sys, "stdout", stream)
+    _safe_output()
+    print("\u2248 1", file=stream)
+    stream.flush()
+    assert stream.buffer.getvalue() == b"? 1\n"  # type: ignore[attr-defined]
