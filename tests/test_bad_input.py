@@ -300,3 +300,20 @@ def test_safe_output_replaces_unencodable_characters(monkeypatch):
     print("\u2248 1", file=stream)
     stream.flush()
     assert stream.buffer.getvalue() == b"? 1\n"  # type: ignore[attr-defined]
+
+
+def test_progress_bar_on_request_only(capsys):
+    doc = "\n\n".join(f"$$x_{{{k}}} = {k}$$" for k in range(5))
+    check_text(doc, isolate=False, progress=True)
+    assert "piece" in capsys.readouterr().err  # tqdm's bar, on standard error
+    check_text(doc, isolate=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_draws_no_progress_bar_when_not_on_a_terminal(tmp_path, capsys):
+    docs = []
+    for k in range(2):
+        docs.append(tmp_path / f"d{k}.md")
+        docs[-1].write_text("Let $n = 2$.\n", encoding="utf-8")
+    main(["check", *map(str, docs)])
+    assert "it/s" not in capsys.readouterr().err

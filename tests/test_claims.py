@@ -203,3 +203,26 @@ def test_claim_lookup_and_source_filter(capsys):
     assert main(["claims", "--source", "003_"]) == 0
     out = capsys.readouterr().out
     assert "003-head1-output" in out and "false: 2" in out
+
+
+def test_rank_equality_is_proven_bound_plus_a_certified_instance():
+    from sympy import Min, ZeroMatrix
+
+    M = MultiHeadAttention()
+    v = RankStatement("S_i", "eq", lambda D: Min(D.d_k, D.n)).decide(M)
+    assert (v.verdict, v.basis, v.scope) == ("true", "proof", "the maximum over weights (zero weights give less)")
+    assert v.detail == ("rank(S_i) = Min(d_k, n): the proven bound Min(d_k, n) is the claimed value and a generic "
+                        "exact instance at n = 2, d_model = 1, h = 1, d_k = 1, d_v = 1 attains 1 (certified)")
+    wrong = RankStatement("S_i", "eq", lambda D: D.d_k).decide(M)  # d_k > n: the bound min(d_k, n) is smaller
+    assert (wrong.verdict, wrong.basis) == ("false", "proof") and "rank <= 2 < 3 is proven" in wrong.detail
+    never = RankStatement(lambda m: ZeroMatrix(m.dims.n, m.dims.n), "eq", lambda D: D.n).decide(M)
+    assert (never.verdict, never.basis) == ("undecided", "none")
+    assert never.detail == "rank(<lambda>) = n: rank <= n is proven, but no instance attaining n was certified"
+
+
+def test_verdict_as_dict():
+    from mha_symbolic.statements import Verdict
+
+    v = Verdict("true", "d_k = 2", "proof", scope="d_k <= n - 2", expected="2")
+    assert v.as_dict() == {"verdict": "true", "detail": "d_k = 2", "basis": "proof", "scope": "d_k <= n - 2",
+                           "expected": "2"}

@@ -118,3 +118,16 @@ def test_two_heads_not_one():
     out = MultiHeadAttention(2, 2, 1, d_k=3, d_v=2).evaluate(
         X=[[1, 0], [0, 1]], W_Q=WQ, W_K=WK, W_V=[np.eye(2, dtype=int)], W_O=np.eye(2, dtype=int)).output
     assert all(simplify(sum(out.row(i)) - 1) == 0 for i in range(2))
+
+
+def test_proof_prints_its_steps_and_checks():
+    from mha_symbolic.proofs._proof import Proof, ProofStep
+
+    p = Proof("rank(AB) <= rank(A)", (ProofStep("columns of AB lie in the column space of A"),
+                                      ProofStep("so", Symbol("r"))), False, checks=(("h = 2", True), ("h = 3", False)))
+    assert str(p) == ("Claim: rank(AB) <= rank(A)  [proof: NOT verified]\n"
+                      "  1. columns of AB lie in the column space of A\n"
+                      "  2. so  r\n"
+                      "  check: h = 2 -> holds\n"
+                      "  check: h = 3 -> FAILS")
+    assert str(Proof("x", (), True, kind="evidence")) == "Claim: x  [evidence: verified]"

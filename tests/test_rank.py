@@ -253,3 +253,16 @@ def test_cli_ranks(capsys):
     assert [r["verdict"] for r in data["rows"]] == ["tight"] * 7 and len(data["claims"]) == 4
     assert main(["ranks", "--n", "4"]) == 2
     assert "needs concrete --n, --d-model and --heads" in capsys.readouterr().err
+
+
+def test_text_progress_draws_a_bar():
+    import io
+
+    from mha_symbolic.rank.sweep import text_progress
+
+    out = io.StringIO()
+    text_progress(57, 114, out)
+    text_progress(114, 114, out)
+    text_progress(0, 0, out)
+    assert out.getvalue() == ("\r[" + "#" * 15 + "." * 15 + "]   57/114" + "\r[" + "#" * 30 + "]  114/114\n"
+                              + "\r[" + "." * 30 + "]    0/0\n")
