@@ -2,7 +2,8 @@
 
 The property everywhere: a result or the package's own error (:class:`MHASymbolicError`, or argparse's exit
 status 2 for the CLI), within the time budget, never anything else.  These tests are marked ``slow`` (10,000
-examples together: 1,500 formulas, 1,000 documents, 2,500 argument vectors, 5,000 API calls); ``.ci/run`` runs them with a fixed seed after the default suite:
+examples together: 1,500 formulas, 1,000 documents, 2,500 argument vectors, 5,000 API calls); ``.ci/run``
+runs them with a fixed seed after the default suite:
 
     pytest -m slow --hypothesis-seed=0
 
