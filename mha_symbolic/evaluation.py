@@ -48,7 +48,8 @@ from ._mapping import StepMapping
 from ._shape import check_matmul, check_result
 from ._text import shape_text
 from .concat import Concat
-from .errors import DimensionError, InputError, ShapeError, SizeLimitError
+from .dims import Dims
+from .errors import DimensionError, InputError, MHASymbolicError, ShapeError, SizeLimitError
 from .scaling import ScaledScores
 from .softmax import Softmax, explicit_softmax
 from .values import to_head_list, to_head_vectors, to_matrix
@@ -126,9 +127,16 @@ def _announced(value: Any) -> tuple[int, ...] | None:
     return None
 
 
-def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, limit: int) -> None:
-    """The size guard before any input is converted: from the sizes the model fixes and the shapes the
-    inputs announce (a 1000 x 512 X is refused at once, not after converting 512,000 entries)."""
+def _too_many_terms(n: Any, d_model: Any, h: Any, size: int, limit: int) -> SizeLimitError:
+    return SizeLimitError(
+        f"exact evaluation of n={n}, d_model={d_model}, h={h} would build about {size:,} terms "
+        f"(limit {limit:,}); use numeric evaluation instead, or pass max_terms={size} to insist")
+
+
+def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, symbolic: bool, limit: int) -> None:
+    """The size guard before any input is converted, from the sizes the model fixes and the shapes the inputs
+    announce: a 1000 x 512 X is refused at once, not after converting its 512,000 entries (the same estimate
+    and message as the guard after conversion)."""
     D = model.dims
     sizes = {k: int(v) for k, v in D.as_dict().items() if v.is_Integer}
     x_shape, w_shape = _announced(X), _announced(W_Q)
@@ -141,13 +149,13 @@ def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, limit: int) -> No
     if not {"n", "d_model", "h"} <= sizes.keys() or sizes["h"] < 1 or sizes["d_model"] % sizes["h"]:
         return
     dk = sizes.get("d_k", sizes["d_model"] // sizes["h"])
-    n, dm, h, dv = sizes["n"], sizes["d_model"], sizes["h"], sizes.get("d_v", dk)
-    size = n**3 * h * dv * (dm + 1)  # estimate_terms with numeric entries: a lower bound
+    try:
+        dims = Dims(sizes["n"], sizes["d_model"], sizes["h"], d_k=dk, d_v=sizes.get("d_v", dk))
+    except MHASymbolicError:
+        return  # the inputs contradict the model: the checks after conversion say how
+    size = estimate_terms(dims, symbolic_entries=symbolic)
     if size > limit:
-        raise SizeLimitError(
-            f"exact evaluation of n={n}, d_model={dm}, h={h} would build at least {size:,} terms "
-            f"(limit {limit:,}); refused before reading the inputs: use numeric evaluation instead, or "
-            f"pass max_terms={size} to insist")
+        raise _too_many_terms(dims.n, dims.d_model, dims.h, size, limit)
 
 
 def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMatrix] | None]) -> dict[str, int]:
@@ -192,7 +200,10 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
                                   or max_terms < 1):
         raise InputError(f"max_terms must be a positive integer or None, got {max_terms!r}")
     limit = DEFAULT_MAX_TERMS if max_terms is None else int(max_terms)
-    _refuse_early(model, X, W_Q, limit)
+    unstated = (any(v is None for v in (X, W_Q, W_K, W_V, W_O))
+                or (model.bias and any(b is None for b in (b_Q, b_K, b_V, b_O)))
+                or any(isinstance(v, (list, tuple)) and any(m is None for m in v) for v in (W_Q, W_K, W_V)))
+    _refuse_early(model, X, W_Q, unstated, limit)
     h = int(model.dims.h) if model.dims.h.is_Integer else None
     Xm = to_matrix(X, "X", exact=exact, vector_as_row=True) if X is not None else None
     heads: dict[str, list[ImmutableMatrix] | None] = {}
@@ -228,10 +239,7 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
                 or any(m is None for v in heads.values() if v for m in v))
     size = estimate_terms(D, symbolic_entries=symbolic)
     if size > limit:
-        raise SizeLimitError(
-            f"exact evaluation of n={D.n}, d_model={D.d_model}, h={D.h} would build about {size:,} terms "
-            f"(limit {limit:,}); use numeric evaluation instead, or pass max_terms={size} to insist"
-        )
+        raise _too_many_terms(D.n, D.d_model, D.h, size, limit)
 
     values: dict[Any, ImmutableMatrix] = {inputs["X"]: Xm if Xm is not None else inputs["X"].as_explicit(),
                                           inputs["W_O"]: Wo if Wo is not None else inputs["W_O"].as_explicit()}

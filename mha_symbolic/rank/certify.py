@@ -245,8 +245,8 @@ def numerical_rank(M: Any, tol: float = 1e-10) -> NumericalRank:
         A = np.asarray(M, dtype=float)
     except (ValueError, TypeError) as e:
         raise InputError(f"numerical_rank needs a rectangular matrix of real numbers: {e}") from None
-    if A.ndim != 2 or not A.size:
-        raise InputError(f"numerical_rank needs a non-empty 2-D matrix, got shape {A.shape}")
+    if A.ndim != 2:
+        raise InputError(f"numerical_rank needs a 2-D matrix, got shape {A.shape}")
     if not np.isfinite(A).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(A))[0])
         raise InputError(f"numerical_rank: the matrix contains NaN or inf (first at index {bad})")
