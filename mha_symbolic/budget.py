@@ -265,9 +265,14 @@ def _free_worker(memory: int | None) -> _Worker | None:
                 if w.owner == os.getpid():
                     w.stop()
         worker = next((w for w in _WORKERS if w.memory == memory), None)
-        if worker is None:
-            for w in _WORKERS:  # one warm worker at a time
-                w.stop()
+        if worker is None:  # one warm worker at a time: replace an idle one, never one that is working
+            idle = [w for w in _WORKERS if w.lock.acquire(blocking=False)]
+            for w in idle:
+                if len(idle) == len(_WORKERS):
+                    w.stop()
+                w.lock.release()
+            if len(idle) < len(_WORKERS):
+                return None
             _WORKERS.clear()
             worker = _Worker(memory)
             _WORKERS.append(worker)

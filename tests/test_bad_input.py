@@ -338,3 +338,14 @@ def test_reader_and_equivalent_refuse_huge_numbers():
     with pytest.raises(SizeLimitError, match="factorial of a number over 1,000"):
         equivalent(factorial(Integer(10**9), evaluate=False), Integer(3))
     assert equivalent(Pow(Integer(2), Integer(10)), Integer(1024))  # ordinary powers still compare
+
+
+def test_a_busy_worker_is_never_replaced_by_another_budget():
+    # a job with another memory budget, started while the shared worker works, gets a process of its own
+    results: list[object] = []
+    first = threading.Thread(target=lambda: results.append(run_within(Budget(seconds=30), _slow, 1.5)))
+    first.start()
+    time.sleep(0.5)
+    assert run_within(Budget(seconds=30, memory=512 << 20), _slow, 0) == "done"
+    first.join(30)
+    assert results == ["done"]
