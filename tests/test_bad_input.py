@@ -349,3 +349,34 @@ def test_a_busy_worker_is_never_replaced_by_another_budget():
     assert run_within(Budget(seconds=30, memory=512 << 20), _slow, 0) == "done"
     first.join(30)
     assert results == ["done"]
+
+
+# ----- regular expressions that backtracked (an audit measured each; now linear) ------------------------------
+@pytest.mark.parametrize("doc", [
+    "Let $h = 2$ heads.\n\n" + "." * 16000 + "x\n",                              # sentence ends: a run of dots
+    "Let $h = 2$.\n\nIf " + "a" * 300 + " then fine.\n",                          # a long word after "if"
+    "Let $h = 2$.\n\nIf " + "-".join(["ab"] * 300) + " then fine.\n",
+    "Table: values of $A" + "_1" * 30 + "-$\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",  # a caption's name
+    "We have " + "a + " * 4000 + "b.\n",                                          # a sum with no relation
+    "2 heads " * 2000 + "\n",                                                     # many "N heads"
+    "For head" + "\u3000" * 16000 + "x.\n",                                       # Unicode spaces after "head"
+    "$Q_i$ is " + " " * 1000 + "!\n",                                             # a role after "is"
+    "$A$ is" + " " * 2000 + "!\n", "$A$ is " + "x" * 16000 + "^\n",              # a stated shape
+    "shape: (" + "x" * 16000 + "\n",                                              # a declared shape
+    "| a" + " " * 2000 + "b | c |\n|---|---|\n| 1 | 2 |\n",                      # a table header cell
+    "```python\nprint(x)\n```\n\n```\n" + "1" * 16000 + "a\n```\n",              # a printed number
+    "$$\\mathrm{softmax}(S)_{ij} = \\frac{\\exp(S_{ij})}{\\sum_{k" + "^" * 16000 + "$$\n",  # a softmax ratio
+], ids=["dots", "if-word", "if-hyphens", "caption-name", "sum", "n-heads", "unicode-spaces", "role", "shape-spaces",
+        "shape-x", "declared-shape", "table-header", "printed-digits", "softmax-ratio"])
+def test_no_backtracking_on_document_text(doc):
+    _, seconds = _timed(check_text, doc, seconds_per_fragment=None, timeout=None, isolate=False)
+    assert seconds < 3  # each took 1 to 30 s before (quadratic, cubic, degree 4 or exponential)
+
+
+@pytest.mark.parametrize("stated, status", [("1", "correct"), ("2", "wrong")])
+def test_role_after_their_is_read_whole(stated, status):
+    # "their" was shadowed by "the" in the role pattern: the role read "ir attention weights", P_i stayed unknown
+    doc = ("Let $n = 1$, $d_{model} = 2$ and $h = 1$.\n\n$P_i$ is their attention weights.\n\n"
+           f"$$P_1 = [{stated}]$$\n")
+    [f] = [f for f in check_text(doc, isolate=False).findings if f.line == 5]
+    assert f.status == status and f.message.startswith("P_1 = [1] computed exactly")

@@ -36,7 +36,7 @@ __all__ = ["printed_values", "read_printed"]
 _WRAPPERS = {"array", "tensor", "Tensor", "Size", "matrix", "Array", "DeviceArray", "Parameter", "float16",
              "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "longdouble", "float_", "int_"}
 _WRAPPED = re.compile(r"([A-Za-z_][\w.]*)\((.*)\)", re.S)
-_NUMBER = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+_NUMBER = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"  # one way to split digits: linear
 _TOKEN = re.compile(r"\s*(?:([\[\]\(\),])|(" + _NUMBER + r")(?![\w.])|(\S+))")
 _LEADING_NUMBER = re.compile(_NUMBER + r"(?![\w.])")
 _MAX_LINES = 2000

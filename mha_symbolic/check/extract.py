@@ -96,7 +96,7 @@ _DELIMITERS = {"$": ("$", "$"), "$$": ("$$", "$$"), "\\(": ("\\(", "\\)"), "\\["
 _MATH_BLOCKS = {"math_block", "math_block_label", "math_block_bracket", "amsmath"}
 _MATH_FENCES = {"math", "latex", "tex", "katex"}
 _LISTING_FENCES = {"", "text", "txt", "output", "out", "console", "plaintext", "none"}
-_SENTENCE_END = re.compile(r"[.!?\u0964]+[\"')\]]*(?=\s|$)")
+_SENTENCE_END = re.compile(r"(?<![.!?\u0964])[.!?\u0964]+[\"')\]]*(?=\s|$)")  # a run's first mark only: linear
 
 
 def _normalize(text: str) -> str:

@@ -183,7 +183,7 @@ def _sizes_agree(doc: DocumentModel, p: Any, emit: Any) -> None:
 
 
 def _heading_head(text: str) -> int | None:
-    m = re.search(r"\b(?:head|kopf|cabeza|tête)\s*#?\s*(\d+)\b", text, re.I)
+    m = re.search(r"\b(?:head|kopf|cabeza|tête)\s*(?:#\s*)?(\d+)\b", text, re.I)
     return int(m.group(1)) if m else None
 
 

@@ -67,7 +67,7 @@ _LABELS = [
 _VALUE = r"\d+(?:\^\d+)?"
 _REL = {"=": "eq", ":": "colon", "<": "lt", ">": "gt", "≤": "le", "≥": "ge", "≠": "ne", "≈": "approx"}
 _TERM = r"[^\s=<>≤≥≠≈,;:]+(?:\s[-+]\s[^\s=<>≤≥≠≈,;:]+)*"
-_CHAIN = re.compile(rf"(?<![^\s(\[])({_TERM})\s*([=<>≤≥≠≈:])\s*({_TERM})((?:\s*[=<>≤≥≠≈]\s*{_TERM})*)")
+_CHAIN = re.compile(rf"(?<![^\s(\[])(?<!\s[-+]\s)({_TERM})\s*([=<>≤≥≠≈:])\s*({_TERM})((?:\s*[=<>≤≥≠≈]\s*{_TERM})*)")
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
                 "no fewer than": "ge", "no less than": "ge", "more than": "gt", "fewer than": "lt", "less than": "lt"}
 #: the nouns that count heads and tokens ("two heads", "a two-head layer", "3 tokens", "3-token")
@@ -184,7 +184,7 @@ def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
     words = "|".join(_NUMBER_WORDS)
     for name, noun in _NOUNS.items():  # "two heads", "3 tokens"
         for m in re.finditer(rf"\b(\d+|{words})\b{noun}", plain, re.I):
-            if _EXCLUDED_BEFORE.search(plain[:m.start()]):
+            if _EXCLUDED_BEFORE.search(plain, max(0, m.start() - 200), m.start()):  # a window: linear
                 continue
             word = m.group(1).lower()
             value = int(word) if word.isdigit() else _NUMBER_WORDS[word]
@@ -270,7 +270,9 @@ def scope(sentence: str) -> dict[str, int]:
     starts = [m.end() for m in re.finditer(rf"\b(?:{_COND_ANYWHERE})\b", plain, re.I)]
     starts += [m.end() for m in re.finditer(rf"(?:^|[(,;:])\s*(?:{_COND_CLAUSE})\b", plain, re.I)]
     for start in sorted(starts):
-        m = re.match(rf"(?:\s*[A-Za-z\-]+,?){{0,3}}?\s*{_BINDING}", plain[start:])
+        # a word slot starts only where a word starts, the binding's name only after a non-letter (linear; the
+        # unanchored form split one long word among the slots in O(L^4) ways)
+        m = re.match(rf"(?:\s*(?<![A-Za-z\-])[A-Za-z\-]+,?){{0,3}}?\s*(?<![A-Za-z]){_BINDING}", plain[start:])
         if not m:
             continue
         at = start + m.start(1)
@@ -286,8 +288,8 @@ def scope(sentence: str) -> dict[str, int]:
             at += sep.end()
     ordinals = "|".join(sorted(_ORDINALS, key=len, reverse=True))
     heads = [(m.start(), int(m.group(1))) for m in (
-        re.search(rf"\b(?:{_PREPOSITIONS})\s+(?:{_ARTICLES})?(?:attention\s+)?(?:{_HEAD_WORDS})\s*#?\s*(\d+)\b", plain,
-                  re.I),
+        re.search(rf"\b(?:{_PREPOSITIONS})\s+(?:{_ARTICLES})?(?:attention\s+)?(?:{_HEAD_WORDS})\s*(?:#\s*)?(\d+)\b",
+                  plain, re.I),
         re.search(rf"\b(?:{_HEAD_WORDS})\s*(\d+)'s\b", plain, re.I),
         re.search(rf"^\s*(?:{_HEAD_WORDS})\s*(\d+)\s*[:\-–]", plain, re.I)) if m]
     heads += [(m.start(), _ORDINALS[m.group(1).lower()]) for m in (
@@ -295,7 +297,7 @@ def scope(sentence: str) -> dict[str, int]:
                   plain, re.I),) if m]
     if heads:
         out["head"] = min(heads)[1]
-    tokens = [(m.start(), int(m.group(1))) for m in (re.search(r"\btoken\s*#?\s*(\d+)\b", plain, re.I),) if m]
+    tokens = [(m.start(), int(m.group(1))) for m in (re.search(r"\btoken\s*(?:#\s*)?(\d+)\b", plain, re.I),) if m]
     tokens += [(m.start(), _ORDINALS[m.group(1).lower()])
                for m in (re.search(rf"\b({ordinals})[nrs]?\s+token\b", plain, re.I),) if m]
     if tokens:

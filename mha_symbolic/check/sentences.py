@@ -22,8 +22,10 @@ _ROLES = [(r"scaled (?:raw )?scores|scaled logits", "S'"), (r"(?:raw )?scores|lo
 
 def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int] | None = None) -> None:
     """One line of prose: names for the model's quantities, declared shapes, code spans, shapes and sizes."""
-    for name, role in re.findall(r"\$\s*([A-Z])_\{?[a-z]\}?\s*\$\s+(?:for|denotes|is)\s+(?:its|the|their|each head's)?"
-                                 r"\s*([a-z ]+?)(?=[,.;]|\s+and\b|$)", p.text):
+    # the role starts and ends with a letter (linear: spaces were shared by four quantifiers, cubic)
+    for name, role in re.findall(r"\$\s*([A-Z])_\{?[a-z]\}?\s*\$\s+(?:for|denotes|is)\s+"
+                                 r"(?:(?:its|their|the|each head's)\s*)?([a-z](?:[a-z ]*?[a-z])?)"
+                                 r"(?=\s*[,.;]|\s+and\b|\s*$)", p.text):
         target = next((t for pattern, t in _ROLES if re.fullmatch(pattern, role.strip(), re.I)), None)
         if target is not None and name != target:  # "$P_i$ for the attention weights": P_1 is the model's A_1
             doc.renames[name] = target
@@ -34,7 +36,7 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
     if every:  # "all query and key weights $(1, 0)^T$": every head's
         _every_head(doc, p, emit, re.findall(r"query|key|value", every.group(1), re.I), every.group(2))
 
-    declared = re.search(_SHAPE_WORDS + r"\s*:\s*\$?\s*\(\s*(\w+)\s*(?:,|\\times|×|x)\s*(\w+)\s*\)\s*\$?",
+    declared = re.search(_SHAPE_WORDS + r"\s*:\s*(?:\$\s*)?\(\s*(\w{1,64})\s*(?:,|\\times|×|x)\s*(\w+)\s*\)\s*\$?",
                          p.text, re.I)
     if declared:
         here = re.findall(r"\$\s*([A-Za-z](?:_\{[^{}$]*(?:\{[^{}$]*\})?[^{}$]*\}|_\w)?(?:\^\{?\w+\}?)?)\s*=",
@@ -45,8 +47,8 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
 
     if _code_spans(doc, p, emit, scoped or {}):
         return
-    stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+\$?\s*\(?\s*(\w+)\s*(?:\\times|×|x|,)\s*"
-                       r"(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
+    stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+(?:\$\s*)?(?:\(\s*)?(\w{1,64})\s*"
+                       r"(?:\\times|×|x|,)\s*(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
     plain = None if stated else re.match(r"\s*([^\s$`]+)\s+(?:is|has shape|ist|es|est)\s+(\d+)\s*(?:×|x)\s*(\d+)\b",
                                          p.text)
     if plain:  # "head⁽¹⁾ is 5 × 5" in plain text: judged only when the name reads as a matrix

@@ -28,7 +28,7 @@ __all__ = ["judge_softmax_form", "engine_axis"]
 _ENTRY = re.compile(r"^\s*\\mathrm\{softmax\}\s*(?:\\left)?\(\s*([A-Za-z])\s*(?:\\right)?\)"
                     r"\s*_\{?\s*([a-z])\s*,?\s*([a-z])\s*\}?\s*$")
 _RATIO = re.compile(r"\\frac\{\s*\\exp\s*\(\s*([A-Za-z])_\{?([a-z])\s*,?\s*([a-z])\}?\s*\)\s*\}\{\s*\\sum_\{?\s*([a-z])"
-                    r"[^}]*\}?(?:\^\{?[^}]*\}?)?\s*\\exp\s*\(\s*([A-Za-z])_\{?([a-z])\s*,?\s*([a-z])\}?\s*\)\s*\}")
+                    r"[^}^]*\}?(?:\^\{?[^}]*\}?)?\s*\\exp\s*\(\s*([A-Za-z])_\{?([a-z])\s*,?\s*([a-z])\}?\s*\)\s*\}")
 
 
 def engine_axis() -> str:

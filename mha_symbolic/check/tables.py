@@ -37,8 +37,8 @@ _WORDS = [(r"attention weights?|weights|attention matrix|softmax", "A_{%s}"),
           (r"scaled scores?|scaled logits?", "S'_{%s}"), (r"scores?|logits?", "S_{%s}"),
           (r"head outputs?", r"\mathrm{head}_{%s}"), (r"concat", r"\mathrm{Concat}"),
           (r"\boutput\b|multi-?head", r"\mathrm{Output}"), (r"embedding|input|rows of \$?x", "X")]
-_COLUMN = re.compile(r"\s*\$?(.+?)\$?\s*(?:\[\s*:\s*,\s*(\d+)\s*\]"
-                     r"|\(?\s*(?:col(?:umn)?|colonne|columna|spalte)\.?\s*(\d+)\)?)\s*",
+_COLUMN = re.compile(r"\s*\$?(.*?(?:\S|\s(?=\$)))\$?\s*(?:\[\s*:\s*,\s*(\d+)\s*\]"
+                     r"|(?:\(\s*)?(?:col(?:umn)?|colonne|columna|spalte)\.?\s*(\d+)\)?)\s*",
                      re.I)  # W_Q^1[:,1], $W_{Q,1}$ col 1
 
 
@@ -72,7 +72,8 @@ def _subject(caption: str, head: str | None) -> str | None:
         name = m.group(1).strip()
         if re.fullmatch(r"[a-z]", name):  # an index or a size (i, n), not a matrix
             continue
-        if re.fullmatch(r"[A-Za-z]+(?:\^\{?\w+\}?|_\{?\w+\}?)*|\[.*\]|\\mathrm\{\w+\}(?:_\{?\w+\}?)?", name):
+        if re.fullmatch(r"[A-Za-z]+(?:\^\{?\w+(?!\w)\}?|_\{?\w+(?!\w)\}?)*|\[.*\]|\\mathrm\{\w+\}(?:_\{?\w+\}?)?",
+                        name):  # (?!\w): \w+ gives nothing back (\w holds "_": A_1_1_1... was exponential)
             return name
     for pattern, name in _WORDS:
         if re.search(pattern, caption, re.I):
