@@ -5,6 +5,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .attention import MultiHeadAttention, Step
+from .budget import Budget, BudgetExceeded
 from .concat import Concat, ConcatHeads
 from .derivation import Derivation
 from .dims import Dims
@@ -24,4 +25,5 @@ __all__ = [
     "Evaluation", "evaluate", "EXAMPLES", "example", "NumericMHA", "stable_softmax", "from_pytorch", "PyTorchMHA",
     "Derivation", "check_file", "check_text", "latex", "rank_bound",
     "MHASymbolicError", "DimensionError", "ShapeError", "InputError", "ParseError", "SizeLimitError",
+    "Budget", "BudgetExceeded",
 ]
