@@ -148,7 +148,7 @@ def to_head_list(value: Any, name: str, h: int | None, *, exact: bool = True) ->
     else:
         raise InputError(f"{name} must be a list of per-head matrices, got {type(value).__name__}")
     if not items:
-        raise InputError(f"{name} is empty: give one matrix per head (h={h if h is not None else 'h'}), "
+        raise InputError(f"{name} is empty: give one matrix per head{f' (h={h})' if h is not None else ''}, "
                          f"or leave {name} out")
     if h is not None and len(items) != h:
         raise InputError(f"{name}: expected h={h} per-head matrices, got {len(items)}")
