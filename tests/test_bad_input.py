@@ -380,3 +380,27 @@ def test_role_after_their_is_read_whole(stated, status):
            f"$$P_1 = [{stated}]$$\n")
     [f] = [f for f in check_text(doc, isolate=False).findings if f.line == 5]
     assert f.status == status and f.message.startswith("P_1 = [1] computed exactly")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: numerical_rank([[1, 2], [3]]), "numerical_rank needs a rectangular matrix of real numbers: "),
+    (lambda: numerical_rank(np.ones(3)), "numerical_rank needs a 2-D matrix, got shape (3,)"),
+    (lambda: numerical_rank(np.array([[1.0, 2.0], [np.inf, 1.0]])),
+     "numerical_rank: the matrix contains NaN or inf (first at index (1, 0))"),
+    (lambda: numerical_rank(np.eye(2), tol=True), "numerical_rank: tol must be a number in [0, 1), got True"),
+    (lambda: numerical_rank(np.eye(2), tol="0.1"), "numerical_rank: tol must be a number in [0, 1), got '0.1'"),
+    (lambda: numerical_rank(np.eye(2), tol=1.5), "numerical_rank: tol must be a number in [0, 1), got 1.5"),
+    (lambda: rank_report(0, 4, 2), "rank_report needs positive integers for the sizes and tries; n = 0"),
+    (lambda: rank_report(4, True, 2), "rank_report needs positive integers for the sizes and tries; d_model = True"),
+    (lambda: rank_report(4, 4, 2.0), "rank_report needs positive integers for the sizes and tries; h = 2.0"),
+    (lambda: rank_report(4, 4, 2, seed=-1), "rank_report: seed must be a non-negative integer, got -1"),
+], ids=["nr-ragged", "nr-1d", "nr-inf", "nr-tol-bool", "nr-tol-str", "nr-tol-range", "rr-n", "rr-dmodel", "rr-h",
+        "rr-seed"])
+def test_rank_entry_points_name_what_was_wrong(call, message):
+    with pytest.raises(InputError) as e:
+        call()
+    assert str(e.value).startswith(message)
+
+
+def test_numerical_rank_of_an_empty_matrix_is_zero():
+    assert numerical_rank(np.zeros((0, 3))).rank == 0 and numerical_rank(np.zeros((0, 3))).singular_values == ()
