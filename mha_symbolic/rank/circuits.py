@@ -1,0 +1,326 @@
+r"""QK and OV circuits of trained heads, kept factored, with exactly certified ranks.
+
+Explanation
+===========
+
+For head ``i`` the logits are ``X W_QK^i X^T`` with ``W_QK^i = W_Q^i (W_K^i)^T`` and the head writes
+``A_i X W_OV^i`` with ``W_OV^i = W_V^i W_O^i`` (both ``d_model x d_model``, rank <= ``d_k``).  As in
+TransformerLens' ``FactoredMatrix``, a :class:`FactoredMatrix` keeps the two factors ``L`` (``m x k``) and
+``R`` (``k x p``) instead of the product.
+
+:meth:`FactoredMatrix.rank` is *certified*: a float stored in a checkpoint is an exact dyadic rational, so
+each factor is an exact integer matrix times a power of two, and
+
+.. math:: \operatorname{rank}(L R) = \operatorname{rank}(L^T L \, R R^T)
+
+over the reals (``L^T L M x = 0`` implies ``|L M x|^2 = 0``; the same on the right), a ``k x k`` product of
+integer Gram matrices whose rank FLINT computes exactly -- milliseconds per head, instead of the rank of the
+``d_model x d_model`` product (which nothing else would form exactly: the rounded float product of the
+factors has full rank).  :meth:`FactoredMatrix.numerical_rank` is the float evidence, with the tolerance of the
+*source* dtype (``max(m, p) * eps(dtype) * s_max``): float32 factors are exact to ``2^-24``, not ``2^-53``.
+
+Examples
+========
+
+>>> import numpy as np
+>>> from mha_symbolic.rank.circuits import FactoredMatrix
+>>> rng = np.random.default_rng(0)
+>>> L = rng.normal(size=(16, 3)).astype(np.float32)
+>>> R = rng.normal(size=(3, 16)).astype(np.float32)
+>>> F = FactoredMatrix(L, R)
+>>> F.shape, F.rank().rank, F.rank().attains_bound
+((16, 16), 3, True)
+>>> from mha_symbolic.rank.certify import numerical_rank
+>>> F.numerical_rank().rank, numerical_rank(L @ R).rank    # float64's tolerance on a float32 product: 16
+(3, 16)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import flint
+import numpy as np
+
+from ..errors import InputError
+from ..weights import LayerWeights, load_weights
+
+__all__ = ["FactoredMatrix", "CircuitRank", "HeadCircuits", "circuits", "dyadic_integers", "circuit_ranks",
+           "HeadRanks", "LayerRanks", "layer_ranks"]
+
+_MANTISSA_BITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+
+
+def dyadic_integers(A: Any) -> tuple[flint.fmpz_mat, int]:
+    """A float matrix as ``(M, e)`` with ``M`` an exact integer matrix and ``A == M * 2**e`` entry for entry.
+
+    >>> M, e = dyadic_integers(np.array([[0.5, 0.75], [-3.0, 0.0]]))
+    >>> M.tolist(), e
+    ([[2, 3], [-12, 0]], -2)
+    """
+    A = np.asarray(A)
+    if A.ndim != 2:
+        raise InputError(f"dyadic_integers needs a 2-D array, got shape {A.shape}")
+    if A.dtype.kind in "iu":
+        return flint.fmpz_mat(A.shape[0], A.shape[1], [int(x) for x in A.ravel().tolist()]), 0
+    if A.dtype.kind != "f" or A.dtype not in _MANTISSA_BITS:
+        raise InputError(f"dyadic_integers needs float16/32/64 or integer entries, got dtype {A.dtype}")
+    if not np.isfinite(A).all():
+        raise InputError("dyadic_integers: the matrix contains NaN or inf")
+    bits = _MANTISSA_BITS[A.dtype]
+    mantissa, exponent = np.frexp(A.astype(np.float64))
+    ints = np.ldexp(mantissa, bits).astype(np.int64)  # exact: |mantissa| < 1 has at most `bits` bits
+    exps = exponent.astype(np.int64) - bits
+    nonzero = ints != 0
+    if not nonzero.any():
+        return flint.fmpz_mat(A.shape[0], A.shape[1]), 0
+    low = int(exps[nonzero].min())
+    shifts = np.where(nonzero, exps - low, 0).ravel().tolist()
+    entries = [m << s for m, s in zip(ints.ravel().tolist(), shifts, strict=True)]
+    common = min((m & -m).bit_length() - 1 for m in entries if m)  # powers of two every entry shares
+    if common:
+        entries = [m >> common for m in entries]
+        low += common
+    return flint.fmpz_mat(A.shape[0], A.shape[1], entries), low
+
+
+@dataclass(frozen=True)
+class CircuitRank:
+    """A certified rank: ``rank`` exactly, the proven ``bound`` (the inner width ``k``, and the sides), whether the
+    bound is attained, and how it was computed."""
+
+    rank: int
+    bound: int
+    method: str = "exact: rank(L^T L R R^T) of the dyadic factors (FLINT fmpz_mat)"
+
+    @property
+    def attains_bound(self) -> bool:
+        return self.rank == self.bound
+
+
+@dataclass(frozen=True)
+class NumericalCircuitRank:
+    """Float evidence (never a verdict): singular values of ``L R`` from the factors, counted above ``tol * s_max``."""
+
+    rank: int
+    tolerance: float
+    singular_values: tuple[float, ...]
+    label: str = "numerical evidence (floating-point SVD of the factored product), not a proof"
+
+
+class FactoredMatrix:
+    """``L @ R`` kept as its two factors (``L``: ``m x k``, ``R``: ``k x p``), e.g. ``W_Q^i (W_K^i)^T``."""
+
+    def __init__(self, L: Any, R: Any):
+        L, R = np.asarray(L), np.asarray(R)
+        if L.ndim != 2 or R.ndim != 2 or L.shape[1] != R.shape[0]:
+            raise InputError(f"a factored matrix needs L (m x k) and R (k x p); got {L.shape} and {R.shape}")
+        self.L, self.R = L, R
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.L.shape[0]), int(self.R.shape[1])
+
+    @property
+    def inner(self) -> int:
+        return int(self.L.shape[1])
+
+    @property
+    def AB(self) -> np.ndarray:
+        """The product in float64 (rounded: its float rank is not the rank of the exact product)."""
+        return self.L.astype(np.float64) @ self.R.astype(np.float64)
+
+    def rank(self) -> CircuitRank:
+        """The exact rank of the exact product of the stored factors (see the module's explanation)."""
+        L, _ = dyadic_integers(self.L)
+        R, _ = dyadic_integers(self.R)
+        gram = (L.transpose() * L) * (R * R.transpose())
+        return CircuitRank(int(gram.rank()), min(self.inner, *self.shape))
+
+    def numerical_rank(self, tol: float | None = None) -> NumericalCircuitRank:
+        """Singular values of ``L R`` from ``R_L R_R^T`` (QR of both factors); by default ``tol`` is
+        ``max(m, p) * eps`` of the factors' dtype."""
+        dtype = np.result_type(self.L.dtype, self.R.dtype)
+        if tol is None:
+            tol = max(self.shape) * float(np.finfo(dtype if dtype.kind == "f" else np.float64).eps)
+        _, rl = np.linalg.qr(self.L.astype(np.float64))
+        _, rr = np.linalg.qr(self.R.T.astype(np.float64))
+        s = np.linalg.svd(rl @ rr.T, compute_uv=False)
+        cutoff = tol * (s[0] if s.size else 0.0)
+        return NumericalCircuitRank(int((s > cutoff).sum()), float(tol), tuple(float(x) for x in s))
+
+    def __repr__(self) -> str:
+        return f"FactoredMatrix({self.shape[0]} x {self.inner} @ {self.inner} x {self.shape[1]}, {self.L.dtype})"
+
+
+@dataclass(frozen=True)
+class HeadCircuits:
+    """The QK and OV circuits of query head ``head`` (0-based) of layer ``layer``."""
+
+    layer: int
+    head: int
+    kv_head: int
+    QK: FactoredMatrix
+    OV: FactoredMatrix
+
+
+def circuits(weights: LayerWeights | Iterable[LayerWeights]) -> list[HeadCircuits]:
+    """Per head ``W_QK = W_Q^i (W_K^j)^T`` and ``W_OV = W_V^j W_O^i`` (``j`` the key/value head ``i`` reads).
+
+    >>> from mha_symbolic.weights import LayerWeights
+    >>> rng = np.random.default_rng(1)
+    >>> w = LayerWeights("torch", 0, *(rng.normal(size=(2, 6, 3)) for _ in range(3)), rng.normal(size=(6, 6)))
+    >>> [(c.head, c.QK.rank().rank, c.OV.rank().rank) for c in circuits(w)]
+    [(0, 3, 3), (1, 3, 3)]
+    """
+    layers = [weights] if isinstance(weights, LayerWeights) else list(weights)
+    out = []
+    for w in layers:
+        for i in range(w.heads):
+            j = w.kv_head(i)
+            out.append(HeadCircuits(w.layer, i, j, FactoredMatrix(w.W_Q[i], w.W_K[j].T),
+                                    FactoredMatrix(w.W_V[j], w.W_O_head(i))))
+    return out
+
+
+@dataclass(frozen=True)
+class HeadRanks:
+    """One row of :func:`circuit_ranks`: certified ranks of a head's circuits and, on an input, of its logits."""
+
+    layer: int
+    head: int
+    d_k: int
+    qk_rank: int
+    ov_rank: int
+    qk_numerical: int
+    ov_numerical: int
+    logits_rank: int | None = None
+    logits_bound: int | None = None
+
+    @property
+    def attains_d_k(self) -> bool:
+        """Both circuits have rank ``d_k``: the bound ``rank <= d_k`` is attained."""
+        return self.qk_rank == self.d_k and self.ov_rank == self.d_k
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"attains_d_k": self.attains_d_k}
+
+
+@dataclass(frozen=True)
+class LayerRanks:
+    """The certified ranks of one layer: every head's, and (on an input) the concatenation's."""
+
+    layer: int
+    heads: tuple[HeadRanks, ...]
+    n: int | None = None
+    concat_rank: int | None = None
+    concat_bound: int | None = None
+    concat_certificate: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"layer": self.layer, "n": self.n, "concat_rank": self.concat_rank, "concat_bound": self.concat_bound,
+                "concat_certificate": self.concat_certificate, "heads": [r.as_dict() for r in self.heads]}
+
+
+def _projection(X: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> tuple[flint.fmpz_mat, int]:
+    """``X W + 1 b^T`` exactly, as an integer matrix and a power of two: ``[X 1] [W; b]``."""
+    Xt = np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
+    Wt = np.vstack([W, (np.zeros(W.shape[1], W.dtype) if b is None else b)[None, :]])
+    (A, ea), (B, eb) = dyadic_integers(Xt), dyadic_integers(Wt)
+    return A * B, ea + eb
+
+
+def _logits(w: LayerWeights, i: int, X: np.ndarray) -> tuple[flint.fmpz_mat, flint.fmpz_mat, int]:
+    j = w.kv_head(i)
+    Fq, eq = _projection(X, w.W_Q[i], None if w.b_Q is None else w.b_Q[i])
+    Fk, ek = _projection(X, w.W_K[j], None if w.b_K is None else w.b_K[j])
+    return Fq, Fk, eq + ek
+
+
+def _logits_rank(w: LayerWeights, i: int, X: np.ndarray) -> tuple[int, int]:
+    """Exact rank of head ``i``'s logits ``(X W_Q^i + b_Q^i)(X W_K^j + b_K^j)^T`` on ``X`` (scale dropped: a
+    positive factor), from the ``n x d_k`` factors; bound ``min(n, d_k)``."""
+    Fq, Fk, _ = _logits(w, i, X)
+    gram = (Fq.transpose() * Fq) * (Fk.transpose() * Fk)
+    return int(gram.rank()), min(X.shape[0], w.d_k)
+
+
+def _concat_rank(w: LayerWeights, X: np.ndarray) -> tuple[int, int, str]:
+    """Certified rank of ``Concat(head_1, ..., head_h)`` on ``X`` (softmax in ball arithmetic, a minor whose
+    determinant ball excludes 0), against the proven bound ``min(n, h d_v)``."""
+    from .certify import certified_rank
+    from .witness import _softmax_rows
+
+    n = X.shape[0]
+    parts = []
+    for i in range(w.heads):
+        Fq, Fk, e = _logits(w, i, X)
+        j = w.kv_head(i)
+        V, ev = _projection(X, w.W_V[j], None if w.b_V is None else w.b_V[j])
+        parts.append((Fq * Fk.transpose(), e, V, ev))
+
+    def build(prec: int) -> flint.arb_mat:
+        out = flint.arb_mat(n, w.heads * w.d_v)
+        for k, (S, e, V, ev) in enumerate(parts):
+            A = _softmax_rows(flint.arb_mat(S), flint.arb(2) ** e / flint.arb(w.d_k).sqrt())
+            H = A * flint.arb_mat(V) * flint.arb(2) ** ev
+            for a in range(n):
+                for b in range(w.d_v):
+                    out[a, k * w.d_v + b] = H[a, b]
+        return out
+
+    bound = min(n, w.heads * w.d_v)
+    r, cert = certified_rank(build, bound)
+    text = f"arb minor {r}x{r}, det {cert.det}" if cert else "no minor certified"
+    return r, bound, text
+
+
+def circuit_ranks(weights: Any, layout: str | None = None, layers: Iterable[int] | None = None,
+                  num_heads: int | None = None, X: Any = None, n: int | None = None, seed: int = 0,
+                  progress: Callable[[int, int], None] | None = None) -> Iterator[LayerRanks]:
+    """Certified ranks of every head's ``W_QK`` and ``W_OV`` (and of its logits on ``X``, or on a generated
+    ``n x d_model`` input when ``n`` is given), layer by layer, read lazily from ``weights`` (see
+    :func:`~mha_symbolic.weights.load_weights`).  ``progress(done, total)`` is called after each layer."""
+    layer_list = list(layers) if layers is not None else None
+    done = 0
+    for w in load_weights(weights, layout, layer_list, num_heads):
+        yield layer_ranks(w, _input(X, n, w.d_model, seed))
+        done += 1
+        if progress is not None:
+            progress(done, len(layer_list) if layer_list is not None else 0)
+
+
+def layer_ranks(w: LayerWeights, X: np.ndarray | None = None) -> LayerRanks:
+    """Certified ranks of one layer's circuits (and, with an input ``X``, of each head's logits and of the
+    concatenation)."""
+    rows = []
+    for c in circuits(w):
+        logits = _logits_rank(w, c.head, X) if X is not None else (None, None)
+        rows.append(HeadRanks(w.layer, c.head, w.d_k, c.QK.rank().rank, c.OV.rank().rank,
+                              c.QK.numerical_rank().rank, c.OV.numerical_rank().rank, *logits))
+    if X is None:
+        return LayerRanks(w.layer, tuple(rows))
+    return LayerRanks(w.layer, tuple(rows), int(X.shape[0]), *_concat_rank(w, X))
+
+
+def _input(X: Any, n: int | None, d_model: int, seed: int) -> np.ndarray | None:
+    if X is not None:
+        Xa = np.asarray(X)
+        if Xa.ndim != 2 or Xa.shape[1] != d_model:
+            raise InputError(f"the input X must be n x d_model = n x {d_model}; got shape {Xa.shape}")
+        if Xa.dtype.kind not in "iuf" or not np.isfinite(Xa).all():
+            raise InputError("the input X must hold finite real numbers")
+        return Xa
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(f"n (the generated input's length) must be a positive integer, got {n!r}")
+    return np.random.default_rng(seed).normal(size=(n, d_model))
+
+
+def layer_circuits(weights: Any, **kw: Any) -> Iterator[list[HeadCircuits]]:
+    """The circuits of each layer in turn (one layer in memory at a time)."""
+    for w in load_weights(weights, **kw):
+        yield circuits(w)

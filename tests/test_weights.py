@@ -1,0 +1,201 @@
+"""Checkpoint loaders (mha_symbolic.weights): every layout reads back the per-head weights it was written from.
+
+Each layout's state_dict is written here from one set of per-head weights (non-square heads, values that differ
+per head, biases that differ per head), by the layout's own convention; loading it must give those weights back
+exactly.  A head swapped, a transpose forgotten or a bias misplaced changes an exact comparison.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_symbolic import InputError, from_pytorch
+from mha_symbolic.weights import LAYOUTS, detect_layout, from_state_dict, layer_numbers, load_weights
+
+E, H, DK = 6, 3, 2
+RNG = np.random.default_rng(7)
+# per-head weights in the package's layout (X W): every head and every layer different
+LAYERS = [{k: RNG.normal(size=(H, E, DK)) for k in ("W_Q", "W_K", "W_V")} | {
+    "W_O": RNG.normal(size=(H * DK, E)), "b_Q": RNG.normal(size=(H, DK)), "b_K": RNG.normal(size=(H, DK)),
+    "b_V": RNG.normal(size=(H, DK)), "b_O": RNG.normal(size=E)} for _ in range(2)]
+
+
+def full(W):  # (h, E, d) -> (E, h d): the x W projection of all heads
+    return np.concatenate(list(W), axis=1)
+
+
+def state_dict(layout, prefix=""):
+    sd = {}
+    for L, w in enumerate(LAYERS):
+        if layout == "torch":
+            p = f"{prefix}layers.{L}.self_attn."
+            sd[p + "in_proj_weight"] = np.concatenate([full(w[k]).T for k in ("W_Q", "W_K", "W_V")])
+            sd[p + "in_proj_bias"] = np.concatenate([w[k].ravel() for k in ("b_Q", "b_K", "b_V")])
+            sd[p + "out_proj.weight"] = w["W_O"].T
+            sd[p + "out_proj.bias"] = w["b_O"]
+        elif layout == "bert":
+            p = f"{prefix}encoder.layer.{L}.attention."
+            for name, k in (("query", "Q"), ("key", "K"), ("value", "V")):
+                sd[f"{p}self.{name}.weight"] = full(w[f"W_{k}"]).T
+                sd[f"{p}self.{name}.bias"] = w[f"b_{k}"].ravel()
+            sd[p + "output.dense.weight"] = w["W_O"].T
+            sd[p + "output.dense.bias"] = w["b_O"]
+            sd[p + "output.LayerNorm.weight"] = np.ones(E)
+        elif layout == "gpt2":
+            p = f"{prefix}h.{L}.attn."
+            sd[p + "c_attn.weight"] = np.concatenate([full(w[k]) for k in ("W_Q", "W_K", "W_V")], axis=1)
+            sd[p + "c_attn.bias"] = np.concatenate([w[k].ravel() for k in ("b_Q", "b_K", "b_V")])
+            sd[p + "c_proj.weight"] = w["W_O"]
+            sd[p + "c_proj.bias"] = w["b_O"]
+        elif layout == "llama":
+            p = f"{prefix}model.layers.{L}.self_attn."
+            for name, k in (("q", "Q"), ("k", "K"), ("v", "V")):
+                sd[f"{p}{name}_proj.weight"] = full(w[f"W_{k}"]).T
+                sd[f"{p}{name}_proj.bias"] = w[f"b_{k}"].ravel()
+            sd[p + "o_proj.weight"] = w["W_O"].T
+            sd[p + "o_proj.bias"] = w["b_O"]
+        elif layout == "transformerlens":
+            p = f"{prefix}blocks.{L}.attn."
+            for k in "QKV":
+                sd[p + f"W_{k}"] = w[f"W_{k}"]
+                sd[p + f"b_{k}"] = w[f"b_{k}"]
+            sd[p + "W_O"] = w["W_O"].reshape(H, DK, E)
+            sd[p + "b_O"] = w["b_O"]
+    return sd
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_layout_reads_back_the_weights_it_was_written_from(layout):
+    sd = state_dict(layout, prefix="model." if layout == "gpt2" else "")
+    assert detect_layout(sd) == layout
+    layers = from_state_dict(sd, num_heads=H)
+    assert [w.layer for w in layers] == [0, 1] and [w.layout for w in layers] == [layout] * 2
+    for w, want in zip(layers, LAYERS, strict=True):
+        assert (w.heads, w.kv_heads, w.d_model, w.d_k, w.d_v) == (H, H, E, DK, DK)
+        for k, v in want.items():
+            np.testing.assert_array_equal(getattr(w, k), v, err_msg=f"{layout} {k}")
+
+
+def test_one_layer_and_layer_numbers():
+    sd = state_dict("bert")
+    assert layer_numbers(sd) == [0, 1]
+    [w] = from_state_dict(sd, layer=1, num_heads=H)
+    np.testing.assert_array_equal(w.W_V, LAYERS[1]["W_V"])
+    with pytest.raises(InputError, match=r"no layer \[5\] in the checkpoint; its layers are \[0, 1\]"):
+        from_state_dict(sd, layer=5, num_heads=H)
+
+
+def test_grouped_query_llama_layout():
+    # 4 query heads share 2 key/value heads: query head i reads key/value head i // 2
+    rng = np.random.default_rng(3)
+    Wq, Wk, Wv, Wo = rng.normal(size=(8, 6)), rng.normal(size=(4, 6)), rng.normal(size=(4, 6)), rng.normal(size=(6, 8))
+    sd = {"model.layers.0.self_attn.q_proj.weight": Wq, "model.layers.0.self_attn.k_proj.weight": Wk,
+          "model.layers.0.self_attn.v_proj.weight": Wv, "model.layers.0.self_attn.o_proj.weight": Wo}
+    [w] = from_state_dict(sd, num_heads=4)
+    assert (w.heads, w.kv_heads, w.d_k) == (4, 2, 2)
+    assert [w.kv_head(i) for i in range(4)] == [0, 0, 1, 1]
+    np.testing.assert_array_equal(w.W_K[1], Wk[2:4].T)
+    np.testing.assert_array_equal(w.W_O_head(3), Wo[:, 6:8].T)
+    with pytest.raises(InputError, match="3 key/value heads do not divide 4 query heads"):
+        from_state_dict(sd, num_heads=4, kv_heads=3)
+
+
+def test_grouped_query_forward_repeats_the_shared_heads():
+    rng = np.random.default_rng(4)
+    sd = {"layers.0.self_attn.q_proj.weight": rng.normal(size=(8, 8)),
+          "layers.0.self_attn.k_proj.weight": rng.normal(size=(2, 8)),
+          "layers.0.self_attn.v_proj.weight": rng.normal(size=(2, 8)),
+          "layers.0.self_attn.o_proj.weight": rng.normal(size=(8, 8))}
+    from mha_symbolic.pytorch import from_layer
+
+    [w] = from_state_dict(sd, num_heads=4)
+    assert w.kv_heads == 1  # multi-query attention
+    X = rng.normal(size=(5, 8))
+    # reference written out: every head uses the one key/value head
+    K, V = X @ sd["layers.0.self_attn.k_proj.weight"].T, X @ sd["layers.0.self_attn.v_proj.weight"].T
+    Q = X @ sd["layers.0.self_attn.q_proj.weight"].T
+    heads = []
+    for i in range(4):
+        S = Q[:, 2 * i:2 * i + 2] @ K.T / np.sqrt(2)
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        heads.append(A / A.sum(axis=1, keepdims=True) @ V)
+    want = np.concatenate(heads, axis=1) @ sd["layers.0.self_attn.o_proj.weight"].T
+    np.testing.assert_allclose(from_layer(w)(X), want, rtol=1e-12, atol=1e-12)
+
+
+def test_from_pytorch_takes_a_state_dict_or_a_module():
+    sd = {k.removeprefix("layers.0.self_attn."): v for k, v in state_dict("torch").items() if "layers.0." in k}
+    by_arrays = from_pytorch(sd["in_proj_weight"], sd["in_proj_bias"], sd["out_proj.weight"], sd["out_proj.bias"], H)
+    by_dict = from_pytorch(sd, num_heads=H)
+
+    class Module:  # duck-typed like nn.MultiheadAttention: torch is never imported by the package
+        num_heads = H
+        batch_first = True
+
+        def state_dict(self):
+            return sd
+
+    X = RNG.normal(size=(4, E))
+    np.testing.assert_array_equal(by_dict(X), by_arrays(X))
+    np.testing.assert_array_equal(from_pytorch(Module())(X), by_arrays(X))
+    Module.batch_first = False  # torch's default: 3-D inputs are (n, batch, E)
+    seq_first = from_pytorch(Module())
+    X3 = RNG.normal(size=(2, 4, E))  # batch 2 of 4 tokens
+    np.testing.assert_allclose(seq_first(X3.swapaxes(0, 1)).swapaxes(0, 1), by_arrays(X3), rtol=1e-13, atol=1e-13)
+    with pytest.raises(InputError, match=r"X has shape \(4, 2, 5\); expected \(n, batch, E\) with E = 6"):
+        seq_first(np.zeros((4, 2, 5)))
+    with pytest.raises(InputError, match="needs num_heads="):
+        from_pytorch(sd)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda sd: sd.pop("encoder.layer.1.attention.self.key.weight"),
+     r"missing tensor 'encoder.layer.1.attention.self.key.weight' \(layout bert, layer 1\)"),
+    (lambda sd: sd.update({"encoder.layer.0.attention.self.value.bias": np.zeros(5)}),
+     r"the value bias has shape \(5,\); expected \(6,\) \(layout bert, layer 0\)"),
+    (lambda sd: sd.update({"encoder.layer.0.attention.output.dense.weight": np.zeros((6, 5))}),
+     r"the output projection has shape \(5, 6\).*\(layout bert, layer 0\)"),
+    (lambda sd: sd.update({"encoder.layer.0.attention.self.query.weight": np.zeros(6)}),
+     r"tensor 'encoder.layer.0.attention.self.query.weight' has shape \(6,\); expected 2 dimensions"),
+    (lambda sd: sd.update({"encoder.layer.0.attention.self.key.weight": np.zeros((6, 6), dtype=np.int64)}),
+     r"has dtype int64; expected floating point"),
+])
+def test_a_missing_or_misshaped_tensor_is_named(mutate, message):
+    sd = state_dict("bert")
+    mutate(sd)
+    with pytest.raises(InputError, match=message):
+        from_state_dict(sd, num_heads=H)
+
+
+def test_layout_and_head_count_errors():
+    with pytest.raises(InputError, match="cannot tell the layout: the keys match none of"):
+        from_state_dict({"embeddings.weight": np.zeros((2, 2))}, num_heads=2)
+    both = state_dict("bert") | state_dict("gpt2")
+    with pytest.raises(InputError, match=r"several \(bert, gpt2\)"):
+        from_state_dict(both, num_heads=H)
+    with pytest.raises(InputError, match="does not store the number of heads: pass num_heads"):
+        from_state_dict(state_dict("bert"))
+    with pytest.raises(InputError, match="not divisible by num_heads = 4"):
+        from_state_dict(state_dict("bert"), num_heads=4)
+    with pytest.raises(InputError, match="unknown layout 'vit'"):
+        from_state_dict(state_dict("bert"), layout="vit", num_heads=H)
+    with pytest.raises(InputError, match="weights must be a state_dict"):
+        from_state_dict(42, num_heads=H)
+    with pytest.raises(InputError, match="must be a .safetensors file"):
+        from_state_dict("model.bin", num_heads=H)
+
+
+def test_safetensors_file_is_read_lazily_with_its_config(tmp_path):
+    safetensors = pytest.importorskip("safetensors.numpy")
+    path = tmp_path / "model.safetensors"
+    safetensors.save_file({k: v.astype(np.float32, order="C") for k, v in state_dict("bert").items()}, str(path))
+    (tmp_path / "config.json").write_text('{"num_attention_heads": 3}')
+    layers = list(load_weights(path))  # head count from config.json
+    assert [w.dtype for w in layers] == [np.float32, np.float32]
+    np.testing.assert_array_equal(layers[1].W_Q, LAYERS[1]["W_Q"].astype(np.float32))
+    with pytest.raises(InputError, match="no such weights file"):
+        list(load_weights(tmp_path / "absent.safetensors"))
+    (tmp_path / "bad.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(InputError, match="is not a readable .safetensors file"):
+        list(load_weights(tmp_path / "bad.safetensors", num_heads=3))
