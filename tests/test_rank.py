@@ -150,8 +150,17 @@ class TestWitnesses:
     def test_size_limit_refuses_before_working(self):
         from mha_symbolic import SizeLimitError
 
-        with pytest.raises(SizeLimitError, match="certified up to n = 128"):
+        with pytest.raises(SizeLimitError, match=r"not certified at these sizes: n = 100000 > 128 \(ball-arithmetic "
+                           r"determinants grow with n\^3\); n h = 200000 > 1024"):
             rank_report(100_000, 4, 2)
+        with pytest.raises(SizeLimitError, match=r"sizes: d_model = 2048 > 1024 \(the ball product Concat W_O"):
+            rank_report(8, 2048, 16)
+
+    def test_bert_sized_witness_is_certified(self):
+        # d_model = 384 was refused (the message blamed n^3); W_QK and W_OV are ranked from their factors
+        rows = rank_report(8, 384, 12)
+        assert [(r.quantity, r.bound, r.attained) for r in rows][-2:] == [("W_QK^1", 32, 32), ("W_OV^1", 32, 32)]
+        assert [r.verdict for r in rows] == ["tight"] * 7
 
     def test_sound_bound_is_tight_for_A_1(self):
         rows = rank_report(4, 4, 2)

@@ -39,10 +39,13 @@ from ..errors import InputError, SizeLimitError
 from ..heads import HeadMatrix
 from .bounds import rank_bound
 from .certify import MinorCertificate, certified_rank
+from .circuits import FactoredMatrix
 
-#: Largest sizes :func:`rank_report` certifies (a few seconds each at the limit).
+#: Largest sizes :func:`rank_report` certifies (a few seconds each at the limit): ``n`` and ``n h`` bound the
+#: ball-arithmetic determinants (their cost grows with n^3), ``d_model`` the ball product ``Concat W_O``
+#: (``n d_model^2``); the exact ranks of ``W_QK`` and ``W_OV`` come from their ``d_k x d_k`` Gram products.
 MAX_WITNESS_N = 128
-MAX_WITNESS_D_MODEL = 256
+MAX_WITNESS_D_MODEL = 1024
 
 __all__ = ["RankRow", "RankReport", "rank_report", "MAX_WITNESS_N", "MAX_WITNESS_D_MODEL", "witness_inputs",
            "W_QK", "W_OV", "exact_product"]
@@ -164,11 +167,18 @@ def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> 
             raise InputError(f"rank_report needs positive integers for the sizes and tries; {label} = {v!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"rank_report: seed must be a non-negative integer, got {seed!r}")
-    if n > MAX_WITNESS_N or d_model > MAX_WITNESS_D_MODEL or n * h > MAX_WITNESS_N * 8:
-        raise SizeLimitError(f"rank witnesses are certified up to n = {MAX_WITNESS_N}, d_model = "
-                             f"{MAX_WITNESS_D_MODEL} and n h = {MAX_WITNESS_N * 8} (ball-arithmetic determinants "
-                             f"grow with n^3); got n = {n}, d_model = {d_model}, h = {h}. The proven bounds hold "
-                             "for every size: use rank_bound")
+    over = []
+    if n > MAX_WITNESS_N:
+        over.append(f"n = {n} > {MAX_WITNESS_N} (ball-arithmetic determinants grow with n^3)")
+    if n * h > MAX_WITNESS_N * 8:
+        over.append(f"n h = {n * h} > {MAX_WITNESS_N * 8} (every head's softmax in ball arithmetic)")
+    if d_model > MAX_WITNESS_D_MODEL:
+        over.append(f"d_model = {d_model} > {MAX_WITNESS_D_MODEL} (the ball product Concat W_O grows with "
+                    "n d_model^2)")
+    if over:
+        raise SizeLimitError(f"rank witnesses are not certified at these sizes: {'; '.join(over)}. The proven "
+                             "bounds hold for every size: use rank_bound; for trained weights, "
+                             "mha_symbolic.rank.circuits")
     MultiHeadAttention(n, d_model, h)  # DimensionError for bad sizes, before any work
     best = RankReport()
     for s in range(seed, seed + tries):
@@ -198,6 +208,12 @@ def _report(n: int, d_model: int, h: int, seed: int) -> list[RankRow]:
         rows.append(RankRow(name, text, bound, r, "exact (FLINT fmpz_mat)", _verdict(bound, r, "exact rank"),
                             None, seed))
 
+    def factored_row(name: str, expr: Any, value: FactoredMatrix) -> None:
+        text, bound = bound_of(expr)
+        r = value.rank().rank
+        rows.append(RankRow(name, text, bound, r, "exact (FLINT, rank(L^T L R R^T) of the factors)",
+                            _verdict(bound, r, "exact rank"), None, seed))
+
     def ball_row(name: str, expr: Any, build: Any) -> None:
         text, bound = bound_of(expr)
         r, cert = certified_rank(build, bound)
@@ -226,6 +242,6 @@ def _report(n: int, d_model: int, h: int, seed: int) -> list[RankRow]:
     ball_row("head_1", model.steps["head_1"].expr, lambda prec: head(0))
     ball_row("Concat", model.steps["Concat"].expr, lambda prec: concat())
     ball_row("Output", model.steps["Output"].expr, lambda prec: concat() * _arb(WO))
-    exact_row("W_QK^1", W_QK(model, 1), exact_product(WQ[0], WK[0].T))
-    exact_row("W_OV^1", W_OV(model, 1), exact_product(WV[0], WO[:dk, :]))
+    factored_row("W_QK^1", W_QK(model, 1), FactoredMatrix(WQ[0], WK[0].T))
+    factored_row("W_OV^1", W_OV(model, 1), FactoredMatrix(WV[0], WO[:dk, :]))
     return rows
