@@ -54,32 +54,79 @@ def _heads(E: Evaluation) -> list[int]:
     return sorted(int(name[2:]) for name in E if name.startswith("A_") and name[2:].isdigit())
 
 
-def attention_heatmaps(E: Evaluation, tokens: list[str] | None = None, path: Any = None) -> Any:
-    """One heatmap per head of ``A_i`` (query tokens down, key tokens across), values written in."""
+#: Heatmaps per row of the grid, and the largest figure drawn (inches): 12 or 32 heads stay readable on a page.
+GRID_COLUMNS = 4
+MAX_FIGSIZE = (16.0, 20.0)
+
+
+def _attention_matrices(E: Any) -> tuple[list[str], list[np.ndarray]]:
+    """(titles, matrices) from an evaluation (its ``A_i``) or from numeric weights ``(h, n_q, n_kv)`` /
+    ``(n_q, n_kv)`` (e.g. ``mha(X, need_weights=True, average_attn_weights=False)[1][b]``)."""
+    if hasattr(E, "numeric") and hasattr(E, "model"):
+        heads = _heads(E)
+        if not heads:
+            raise InputError("the evaluation has no attention matrices A_i (a symbolic-h model?)")
+        return [f"head {i}: $A_{i}$" for i in heads], [np.asarray(E.numeric(f"A_{i}"), dtype=float) for i in heads]
+    try:
+        W = np.asarray(E, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("attention_heatmaps takes an Evaluation or an array of attention weights "
+                         f"(h, n_q, n_kv); got {type(E).__name__}") from None
+    if W.ndim == 2:
+        W = W[None]
+    if W.ndim != 3 or 0 in W.shape:
+        raise InputError(f"attention weights must have shape (h, n_q, n_kv) or (n_q, n_kv); got {W.shape} "
+                         "(pick one batch element of a batched result)")
+    if not np.isfinite(W).all():
+        raise InputError("the attention weights contain NaN or inf")
+    return [f"head {i + 1}" for i in range(W.shape[0])], list(W)
+
+
+def attention_heatmaps(E: Any, tokens: list[str] | None = None, path: Any = None,
+                       key_tokens: list[str] | None = None) -> Any:
+    """One heatmap per head (query tokens down, key tokens across), values written in when small.
+
+    ``E``: an :class:`~mha_symbolic.evaluation.Evaluation` (exact, its ``A_i``) or numeric weights
+    ``(h, n_q, n_kv)``.  Heads are laid out in a grid of at most :data:`GRID_COLUMNS` per row, in a figure of at
+    most :data:`MAX_FIGSIZE` inches.
+
+    >>> import numpy as np
+    >>> fig = attention_heatmaps(np.full((12, 3, 5), 0.2))
+    >>> fig.get_size_inches().tolist(), len([a for a in fig.axes if a.get_title()])
+    ([16.0, 12.0], 12)
+    """
     plt = _plt()
-    heads = _heads(E)
-    if not heads:
-        raise InputError("the evaluation has no attention matrices A_i (a symbolic-h model?)")
-    n = E["A_1"].rows
-    labels = tokens or [f"token {k + 1}" for k in range(n)]
-    if len(labels) != n:
-        raise InputError(f"{len(labels)} token labels for {n} tokens")
-    fig, axes = plt.subplots(1, len(heads), figsize=(4.4 * len(heads) + 1.2, 4.2), squeeze=False,
-                             layout="constrained")
-    for ax, i in zip(axes[0], heads, strict=True):
-        A = E.numeric(f"A_{i}")
+    titles, mats = _attention_matrices(E)
+    n_q, n_kv = mats[0].shape
+    labels = tokens or [f"token {k + 1}" for k in range(n_q)]
+    keys = key_tokens or (labels if n_kv == n_q and tokens else [f"token {k + 1}" for k in range(n_kv)])
+    if len(labels) != n_q:
+        raise InputError(f"{len(labels)} token labels for {n_q} query tokens")
+    if len(keys) != n_kv:
+        raise InputError(f"{len(keys)} key token labels for {n_kv} key tokens")
+    cols = min(len(mats), GRID_COLUMNS)
+    rows = -(-len(mats) // cols)
+    width = min(4.4 * cols + 1.2, MAX_FIGSIZE[0])
+    height = min(4.0 * rows, MAX_FIGSIZE[1])
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, layout="constrained")
+    flat = list(axes.ravel())
+    for ax in flat[len(mats):]:
+        ax.set_visible(False)
+    small = n_q <= 10 and n_kv <= 10 and len(mats) <= 8
+    for ax, title, A in zip(flat, titles, mats, strict=False):
         image = ax.imshow(A, vmin=0, vmax=1, cmap="viridis")
-        ax.set_title(f"head {i}: $A_{i}$")
-        ax.set_xticks(range(n), labels, rotation=45, ha="right")
-        ax.set_yticks(range(n), labels)
+        ax.set_title(title)
+        if max(n_q, n_kv) <= 32:
+            ax.set_xticks(range(n_kv), keys, rotation=45, ha="right")
+            ax.set_yticks(range(n_q), labels)
         ax.set_xlabel("key token")
         ax.set_ylabel("query token")
-        if n <= 10:
-            for r in range(n):
-                for c in range(n):
+        if small:
+            for r in range(n_q):
+                for c in range(n_kv):
                     ax.text(c, r, f"{A[r, c]:.2f}", ha="center", va="center",
-                            color="white" if A[r, c] < 0.5 else "black", fontsize=8 if n <= 4 else 6)
-    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="attention weight")
+                            color="white" if A[r, c] < 0.5 else "black", fontsize=8 if max(n_q, n_kv) <= 4 else 6)
+    fig.colorbar(image, ax=flat[:len(mats)], shrink=0.8, label="attention weight")
     return _save(fig, path)
 
 

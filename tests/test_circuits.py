@@ -70,7 +70,8 @@ def test_float32_factors_need_their_own_tolerance():
     assert F.rank().rank == 4
     assert F.numerical_rank().rank == 4
     assert F.numerical_rank().tolerance == pytest.approx(64 * 2.0 ** -23)
-    assert numerical_rank(L @ R).rank > 4  # float64's default tolerance on the rounded float32 product
+    assert numerical_rank((L @ R).astype(np.float64)).rank > 4  # float64's tolerance on a rounded float32 product
+    assert numerical_rank(L @ R).rank == 4  # the default tolerance follows the dtype
 
 
 def test_circuits_pair_each_query_head_with_its_key_value_head():
@@ -203,7 +204,8 @@ def test_real_checkpoint_float_product_misleads(minilm):
     [w] = (w for w in __import__("mha_symbolic.weights", fromlist=["x"]).load_weights(minilm, layers=[0]))
     assert (w.dtype, w.heads, w.d_model) == (np.float32, 12, 384)
     QK = w.W_Q[0] @ w.W_K[0].T  # the rounded float32 product
-    assert numerical_rank(QK).rank > 300  # float64's tolerance: "full rank"
+    assert numerical_rank(QK.astype(np.float64)).rank > 300  # float64's tolerance: "full rank"
+    assert numerical_rank(QK).rank == 32  # float32's
     assert circuits(w)[0].QK.rank().rank == 32  # the exact product of the stored factors
     r = layer_ranks(w, np.random.default_rng(0).normal(size=(6, 384)))
     assert (r.concat_rank, r.concat_bound) == (6, 6)

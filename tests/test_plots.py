@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
@@ -25,8 +26,24 @@ def test_attention_heatmaps(tmp_path):
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["a", "b"]
     assert "0.67" in [t.get_text() for t in axes[0].texts]
     assert is_png(tmp_path / "a.png")
-    with pytest.raises(InputError, match="3 token labels for 2 tokens"):
+    with pytest.raises(InputError, match="3 token labels for 2 query tokens"):
         attention_heatmaps(example("seed000").evaluate(), tokens=["a", "b", "c"])
+
+
+def test_heatmaps_of_numeric_weights_in_a_capped_grid():
+    # 12 heads of cross-attention weights (3 queries over 5 keys), as torch-style need_weights returns them
+    W = np.random.default_rng(0).dirichlet(np.ones(5), size=(12, 3))
+    fig = attention_heatmaps(W, tokens=["q1", "q2", "q3"])
+    axes = [ax for ax in fig.axes if ax.get_title()]
+    assert fig.get_size_inches().tolist() == [16.0, 12.0]  # 3 rows of 4, not one 54-inch row
+    assert [ax.get_title() for ax in axes][:2] == ["head 1", "head 2"] and len(axes) == 12
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["q1", "q2", "q3"]
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == [f"token {k}" for k in range(1, 6)]
+    np.testing.assert_array_equal(axes[5].images[0].get_array(), W[5])
+    fig = attention_heatmaps(np.full((32, 4, 4), 0.25))
+    assert fig.get_size_inches().tolist() == [16.0, 20.0]
+    with pytest.raises(InputError, match=r"shape \(h, n_q, n_kv\) or \(n_q, n_kv\); got \(2, 12, 3, 5\)"):
+        attention_heatmaps(np.zeros((2, 12, 3, 5)))
 
 
 def test_spectra_mark_the_proven_bound(tmp_path):

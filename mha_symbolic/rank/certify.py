@@ -239,8 +239,22 @@ class NumericalRank:
     label: str = "numerical evidence (floating-point SVD), not a proof"
 
 
-def numerical_rank(M: Any, tol: float = 1e-10) -> NumericalRank:
-    """Count singular values above ``tol`` times the largest (relative tolerance)."""
+def numerical_rank(M: Any, tol: float | None = None) -> NumericalRank:
+    """Count singular values above ``tol`` times the largest (relative tolerance).
+
+    By default ``tol`` follows the matrix's dtype: ``max(m, n) * eps`` for float16/float32 arrays (their entries
+    carry 11 or 24 bits, so float64's default would count rounding noise as rank), ``1e-10`` otherwise.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> P = rng.normal(size=(64, 3)).astype(np.float32) @ rng.normal(size=(3, 64)).astype(np.float32)
+    >>> numerical_rank(P).rank, numerical_rank(P.astype(np.float64)).rank > 60   # rank 3, rounded in float32
+    (3, True)
+    """
+    source = getattr(M, "dtype", None)
+    if tol is None:
+        low = isinstance(source, np.dtype) and source.kind == "f" and source.itemsize < 8
+        tol = max(np.shape(M) or (1,)) * float(np.finfo(source).eps) if low else 1e-10
     try:
         A = np.asarray(M, dtype=float)
     except (ValueError, TypeError) as e:
