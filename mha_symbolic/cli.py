@@ -217,13 +217,27 @@ def _weight_ranks(args: argparse.Namespace) -> int:
     from .weights import layer_numbers
 
     wanted = args.layers if args.layers is not None else layer_numbers(args.weights, args.layout)
+    executor = None
+    if args.scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise InputError("--scheduler needs dask.distributed: pip install 'mha_symbolic[dask]'") from None
+        try:
+            executor = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise InputError(f"cannot reach the Dask scheduler at {args.scheduler}: {e}") from None
     found = circuit_ranks(args.weights, layout=args.layout, layers=wanted, num_heads=args.num_heads,
-                          n=args.input_n, seed=args.seed)
+                          n=args.input_n, seed=args.seed, executor=executor)
     if _interactive():  # one layer at a time is read from the file; the bar counts layers
         from tqdm import tqdm
 
         found = tqdm(found, total=len(wanted), unit="layer", leave=False, file=sys.stderr)
-    layers = list(found)
+    try:
+        layers = list(found)
+    finally:
+        if executor is not None:
+            executor.close()
     if args.json:
         print(json.dumps({"weights": str(args.weights), "layers": [r.as_dict() for r in layers]}, indent=1))
         return 0
@@ -340,6 +354,7 @@ def _conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                         ("all", "n"), ("all", "d_model"), ("all", "heads"), ("all", "causal")],
              "check": [("json", "format")],
              "ranks": [("sweep", "n"), ("sweep", "d_model"), ("sweep", "heads"), ("weights", "sweep"),
+                       ("scheduler", "sweep"),
                        ("weights", "n"), ("weights", "d_model"), ("weights", "heads")]}
     for a, b in pairs.get(args.command, []):
         if given(a) and given(b):
@@ -406,6 +421,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-n", type=_bounded_int(1, 64), default=None,
                    help="also certify the logits and Concat ranks on a generated n x d_model input")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated input (default 0)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="spread the layers over a Dask cluster (e.g. tcp://host:8786); each worker reads one layer")
+    p.add_argument("--connect-timeout", type=_bounded_int(1, 600), default=20, metavar="SECONDS",
+                   help="how long to wait for the Dask scheduler (default 20)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_ranks)
     _SUBPARSERS["ranks"] = p

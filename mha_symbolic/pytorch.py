@@ -134,7 +134,7 @@ class PyTorchMHA:
         S += _additive(attn_mask, "attn_mask", [(n_q, n_kv), (batch * h, n_q, n_kv)], dtype).reshape(
             (-1, h, n_q, n_kv) if np.ndim(attn_mask) == 3 else (1, 1, n_q, n_kv)) if attn_mask is not None else 0
         if key_padding_mask is not None:
-            shapes = [(n_kv,)] if unbatched else [(batch, n_kv)]
+            shapes: list[tuple[int, ...]] = [(n_kv,)] if unbatched else [(batch, n_kv)]
             S += _additive(key_padding_mask, "key_padding_mask", shapes, dtype).reshape(-1, 1, 1, n_kv)
         if causal:
             S = np.where(np.triu(np.ones((n_q, n_kv), dtype=bool), k=1), -np.inf, S)

@@ -53,7 +53,7 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["LayerWeights", "TensorSource", "from_state_dict", "load_weights", "LAYOUTS", "detect_layout",
-           "read_config", "layer_numbers"]
+           "read_config", "layer_numbers", "resolve"]
 
 #: The tensor (suffix of its key) that marks one attention block of each layout.
 ANCHORS = {
@@ -250,15 +250,10 @@ def read_config(path: str | Path) -> dict[str, int]:
     return out
 
 
-def load_weights(weights: Any, layout: str | None = None, layers: Iterable[int] | None = None,
-                 num_heads: int | None = None, kv_heads: int | None = None) -> Iterator[LayerWeights]:
-    """Every (or the chosen) attention layer of a checkpoint, one at a time (a file is read lazily).
-
-    ``weights``: a mapping of names to arrays/tensors, a module with ``state_dict()``, or a ``.safetensors``
-    path (head counts are then also read from a ``config.json`` beside it).  ``layout``: one of
-    :data:`LAYOUTS`, or ``None`` to detect it from the keys.  ``num_heads`` is needed for every layout but
-    ``transformerlens`` (whose arrays carry it); ``kv_heads`` is derived from the key projection's width.
-    """
+def resolve(weights: Any, layout: str | None = None, num_heads: int | None = None, kv_heads: int | None = None
+            ) -> tuple[TensorSource, str, int | None, int | None]:
+    """The source, its layout (detected when ``None``) and the head counts (from a ``config.json`` beside a file
+    when not given), checked: what :func:`load_weights` reads a checkpoint with."""
     source = _source(weights)
     if source.path is not None and num_heads is None:
         config = read_config(source.path)
@@ -273,6 +268,19 @@ def load_weights(weights: Any, layout: str | None = None, layers: Iterable[int] 
     if layout != "transformerlens" and num_heads is None:
         raise InputError(f"layout {layout!r} does not store the number of heads: pass num_heads "
                          "(or put a config.json with num_attention_heads beside the file)")
+    return source, layout, num_heads, kv_heads
+
+
+def load_weights(weights: Any, layout: str | None = None, layers: Iterable[int] | None = None,
+                 num_heads: int | None = None, kv_heads: int | None = None) -> Iterator[LayerWeights]:
+    """Every (or the chosen) attention layer of a checkpoint, one at a time (a file is read lazily).
+
+    ``weights``: a mapping of names to arrays/tensors, a module with ``state_dict()``, or a ``.safetensors``
+    path (head counts are then also read from a ``config.json`` beside it).  ``layout``: one of
+    :data:`LAYOUTS`, or ``None`` to detect it from the keys.  ``num_heads`` is needed for every layout but
+    ``transformerlens`` (whose arrays carry it); ``kv_heads`` is derived from the key projection's width.
+    """
+    source, layout, num_heads, kv_heads = resolve(weights, layout, num_heads, kv_heads)
     blocks = _blocks(source.keys(), layout)
     wanted = None if layers is None else {int(x) for x in layers}
     if wanted is not None:

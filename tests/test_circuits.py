@@ -210,3 +210,41 @@ def test_real_checkpoint_float_product_misleads(minilm):
     r = layer_ranks(w, np.random.default_rng(0).normal(size=(6, 384)))
     assert (r.concat_rank, r.concat_bound) == (6, 6)
     assert {(h.logits_rank, h.logits_bound) for h in r.heads} == {(6, 6)}
+
+
+def test_layers_spread_over_a_dask_cluster(tmp_path):
+    pytest.importorskip("safetensors")
+    distributed = pytest.importorskip("distributed")
+    path = tmp_path / "model.safetensors"
+    _deficient_model(path)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  memory_limit="1GiB") as cluster, distributed.Client(cluster) as client:
+        spread = list(circuit_ranks(path, num_heads=3, n=5, executor=client))
+        # the CLI's --scheduler connects to the same cluster by address
+        assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--json",
+                     "--scheduler", cluster.scheduler_address]) == 0
+    local = list(circuit_ranks(path, num_heads=3, n=5))
+    import pickle
+
+    from mha_symbolic.weights import TensorSource
+
+    assert len(pickle.dumps(TensorSource(path=path))) < 300  # a job carries the file's path, not its tensors
+    assert spread == local and [h.qk_rank for h in spread[1].heads] == [4, 4, 1]
+
+
+def test_executor_is_checked_and_an_unreachable_scheduler_is_named(tmp_path, capsys):
+    pytest.importorskip("safetensors")
+    path = tmp_path / "model.safetensors"
+    _deficient_model(path)
+    with pytest.raises(InputError, match="executor must have a submit"):
+        list(circuit_ranks(path, num_heads=3, executor=object()))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        assert [r.layer for r in circuit_ranks(path, num_heads=3, executor=pool, layers=[1])] == [1]
+        with pytest.raises(InputError, match=r"no layer \[7\]"):
+            list(circuit_ranks(path, num_heads=3, executor=pool, layers=[7]))
+    pytest.importorskip("distributed")
+    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--scheduler", "tcp://127.0.0.1:9",
+                 "--connect-timeout", "1"]) == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err

@@ -45,7 +45,7 @@ import flint
 import numpy as np
 
 from ..errors import InputError
-from ..weights import LayerWeights, load_weights
+from ..weights import LayerWeights, TensorSource, layer_numbers, load_weights, resolve
 
 __all__ = ["FactoredMatrix", "CircuitRank", "HeadCircuits", "circuits", "dyadic_integers", "circuit_ranks",
            "HeadRanks", "LayerRanks", "layer_ranks"]
@@ -279,17 +279,43 @@ def _concat_rank(w: LayerWeights, X: np.ndarray) -> tuple[int, int, str]:
 
 def circuit_ranks(weights: Any, layout: str | None = None, layers: Iterable[int] | None = None,
                   num_heads: int | None = None, X: Any = None, n: int | None = None, seed: int = 0,
-                  progress: Callable[[int, int], None] | None = None) -> Iterator[LayerRanks]:
-    """Certified ranks of every head's ``W_QK`` and ``W_OV`` (and of its logits on ``X``, or on a generated
-    ``n x d_model`` input when ``n`` is given), layer by layer, read lazily from ``weights`` (see
-    :func:`~mha_symbolic.weights.load_weights`).  ``progress(done, total)`` is called after each layer."""
-    layer_list = list(layers) if layers is not None else None
-    done = 0
-    for w in load_weights(weights, layout, layer_list, num_heads):
-        yield layer_ranks(w, _input(X, n, w.d_model, seed))
-        done += 1
+                  progress: Callable[[int, int], None] | None = None, executor: Any = None,
+                  kv_heads: int | None = None) -> Iterator[LayerRanks]:
+    """Certified ranks of every head's ``W_QK`` and ``W_OV`` (and of its logits and the concatenation on ``X``,
+    or on a generated ``n x d_model`` input when ``n`` is given), layer by layer, read lazily from ``weights``
+    (see :func:`~mha_symbolic.weights.load_weights`).  ``progress(done, total)`` is called after each layer.
+
+    ``executor``: anything with ``submit(fn, *args)`` returning futures (a ``concurrent.futures`` executor, a
+    ``dask.distributed.Client``): each layer is then one job, which reads only that layer's tensors (a
+    ``.safetensors`` source travels as its path), so a worker holds one layer at a time.  Layers come back in order.
+    """
+    source, layout, num_heads, kv_heads = resolve(weights, layout, num_heads, kv_heads)
+    wanted = [int(x) for x in layers] if layers is not None else layer_numbers(source, layout)
+    if executor is None:
+        for done, w in enumerate(load_weights(source, layout, wanted, num_heads, kv_heads), 1):
+            yield layer_ranks(w, _input(X, n, w.d_model, seed))
+            if progress is not None:
+                progress(done, len(wanted))
+        return
+    if not callable(getattr(executor, "submit", None)):
+        raise InputError(f"executor must have a submit(fn, *args) method (concurrent.futures, dask.distributed."
+                         f"Client); got {type(executor).__name__}")
+    missing = set(wanted) - set(layer_numbers(source, layout))
+    if missing:
+        raise InputError(f"no layer {sorted(missing)} in the checkpoint; its layers are "
+                         f"{layer_numbers(source, layout)}")
+    futures = [executor.submit(_layer_job, source, layout, L, num_heads, kv_heads, X, n, seed) for L in wanted]
+    for done, future in enumerate(futures, 1):
+        yield future.result()
         if progress is not None:
-            progress(done, len(layer_list) if layer_list is not None else 0)
+            progress(done, len(wanted))
+
+
+def _layer_job(source: TensorSource, layout: str, layer: int, num_heads: int | None, kv_heads: int | None,
+               X: Any, n: int | None, seed: int) -> LayerRanks:
+    """One layer's ranks, reading only that layer (runs on a worker)."""
+    [w] = load_weights(source, layout, [layer], num_heads, kv_heads)
+    return layer_ranks(w, _input(X, n, w.d_model, seed))
 
 
 def layer_ranks(w: LayerWeights, X: np.ndarray | None = None) -> LayerRanks:
