@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 from pathlib import Path
 
+import numpy as np
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -33,6 +35,13 @@ def test_every_readme_command_runs(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # derive --all writes derivations/ here, not into the repository
     tutorial = tmp_path / "tutorial.md"
     tutorial.write_text("$$d_k = \\dfrac{d_{model}}{h} = \\dfrac{4}{2} = 2$$\n", encoding="utf-8")
+    from safetensors.numpy import save_file  # `ranks --weights model.safetensors`: a small BERT-layout checkpoint
+
+    rng = np.random.default_rng(0)
+    save_file({f"encoder.layer.{L}.attention.{m}.weight": rng.normal(size=(8, 8)).astype(np.float32)
+               for L in range(4) for m in ("self.query", "self.key", "self.value", "output.dense")},
+              str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text('{"num_attention_heads": 2}')
     commands = sorted(set(re.findall(r"`(mha-symbolic [^`]*)`", text)))
     assert len(commands) >= 10
     errors_shown_on_purpose = {"mha-symbolic shapes --d-model 4 --heads 3"}
