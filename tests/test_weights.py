@@ -199,3 +199,21 @@ def test_safetensors_file_is_read_lazily_with_its_config(tmp_path):
     (tmp_path / "bad.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(InputError, match="is not a readable .safetensors file"):
         list(load_weights(tmp_path / "bad.safetensors", num_heads=3))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_layout_computes_what_torch_computes(layout):
+    torch = pytest.importorskip("torch")
+    from mha_symbolic.pytorch import from_layer
+
+    [w] = from_state_dict(state_dict(layout), layer=1, num_heads=H)
+    X = RNG.normal(size=(2, 5, E))
+    ours = from_layer(w)(X)
+    # torch's module with the same weights, written in its own layout
+    sd = {k.removeprefix("layers.1.self_attn."): torch.from_numpy(v) for k, v in state_dict("torch").items()
+          if k.startswith("layers.1.")}
+    m = torch.nn.MultiheadAttention(E, H, batch_first=True, dtype=torch.float64)
+    m.load_state_dict(sd)
+    with torch.no_grad():
+        theirs = m(*(torch.from_numpy(X),) * 3, need_weights=False)[0].numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
