@@ -294,7 +294,12 @@ def main(argv: list[str] | None = None) -> int:
 
     def score(c: Counter[str]) -> str:
         total = sum(v for k, v in c.items() if k != "not checked")
-        return f"{c['killed']}/{total} = {100 * c['killed'] / total:5.1f}%" if total else "no results"
+        if not total:
+            return "no results"
+        text = f"{c['killed']}/{total} = {100 * c['killed'] / total:5.1f}%"
+        if c["timeout"]:  # mutmut's own score counts a timeout (the tests hung on the mutant) as detected
+            text += f" ({100 * (c['killed'] + c['timeout']) / total:.1f}% with timeouts)"
+        return text
 
     width = max(len(f.as_posix()) for f in files)
     widths = [max(len(c), 5) for c in COLUMNS]

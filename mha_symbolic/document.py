@@ -24,6 +24,8 @@ Examples
 
 from __future__ import annotations
 
+import os
+
 from typing import Any
 
 from .budget import GIB, Budget, BudgetExceeded, Deadline, can_isolate, run_within
@@ -59,7 +61,7 @@ def check_file(path: str, seconds_per_fragment: float | None = FRAGMENT_SECONDS,
 
 def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | None = FRAGMENT_SECONDS, *,
                timeout: float | None = DOCUMENT_SECONDS, memory: int | None = DOCUMENT_MEMORY,
-               isolate: bool = True, progress: bool = False) -> Report:
+               isolate: bool | None = None, progress: bool = False) -> Report:
     """Check a document given as text; a ``name`` ending in ``.ipynb`` reads it as a notebook.
 
     The document runs within a budget (:mod:`mha_symbolic.budget`): each piece gets ``seconds_per_fragment``,
@@ -68,7 +70,9 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
     worker process that is stopped if it overruns, from any thread, without touching the caller's signals;
     a document stopped that way gets one ``unchecked`` finding saying why.  ``isolate=False`` runs here: the
     per-piece limit is then a SIGALRM timer (main thread only) and the document's limit is checked between
-    pieces.  ``progress`` draws a progress bar on standard error for long documents.
+    pieces.  ``isolate=None`` (the default) isolates unless the environment sets ``MHA_CHECK_IN_PROCESS=1``
+    (for tools that cannot follow a forked worker: profilers, coverage, mutation testing).  ``progress`` draws
+    a progress bar on standard error for long documents.
     """
     if not isinstance(text, str):
         raise ParseError(f"check_text needs the document as str, got {type(text).__name__}")
@@ -76,6 +80,8 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
         raise InputError(f"check_text: name must be a str, got {type(name).__name__}")
     budget = Budget(seconds=timeout, memory=memory)  # validates both
     Budget(seconds=seconds_per_fragment, memory=None)
+    if isolate is None:
+        isolate = os.environ.get("MHA_CHECK_IN_PROCESS") != "1"
     if not isolate or not can_isolate():
         return check_document(text, name, seconds_per_fragment, Deadline(timeout), progress)
     # the hard limit leaves the document's own deadline time to report the pieces it did not reach

@@ -9,6 +9,12 @@ import pytest
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 
+# Under mutation testing (mutmut sets MUTANT_UNDER_TEST), documents are checked in the test's own process: mutmut
+# records which tests reach which function in-process only, so work done in the checker's forked worker would
+# never count, and no checker test would run against a mutant of the engine it calls.
+if "MUTANT_UNDER_TEST" in os.environ:
+    os.environ["MHA_CHECK_IN_PROCESS"] = "1"
+
 
 #: Set to 1 to make the real-seed tests FAIL when the seed documents are absent (for a machine that has them).
 REQUIRE_SEEDS = "MHA_REQUIRE_SEEDS"

@@ -165,7 +165,8 @@ def test_check_text_from_a_thread_is_limited():
     # the SIGALRM piece timer cannot work on a thread: the worker process it runs in can
     reports = []
     doc = SLOW_SUM + "\n\n" + "\n\n".join(f"$$x_{{{k}}} = {k}$$" for k in range(300))
-    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=2)))
+    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=2,
+                                                                             isolate=True)))
     start = time.perf_counter()
     worker.start()
     worker.join(60)
@@ -181,7 +182,7 @@ def test_checking_leaves_the_callers_timer_alone():
     old = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
     try:
         signal.setitimer(signal.ITIMER_REAL, 30)
-        check_text("Let $n = 2$, $d_{model} = 4$ and $h = 2$, so $d_k = 2$.")
+        check_text("Let $n = 2$, $d_{model} = 4$ and $h = 2$, so $d_k = 2$.", isolate=True)
         remaining = signal.getitimer(signal.ITIMER_REAL)[0]
         assert 20 < remaining <= 30  # isolated: the caller's timer runs on untouched
         check_text("$d_k = 2$", isolate=False)  # in-process: the piece timer puts the caller's back
@@ -217,7 +218,7 @@ def test_a_document_over_its_hard_budget_gets_one_finding(monkeypatch):
         raise BudgetExceeded(f"the work took longer than its budget of {budget.seconds:g} s and was stopped")
 
     monkeypatch.setattr(document, "run_within", overrun)
-    [f] = check_text("$$d_k = 2$$", timeout=3).findings
+    [f] = check_text("$$d_k = 2$$", timeout=3, isolate=True).findings
     assert (f.status, f.line) == ("unchecked", 1)
     assert f.message == "the document was not checked: the work took longer than its budget of 13 s and was stopped"
 

@@ -31,7 +31,8 @@ Examples
 >>> F.shape, F.rank().rank, F.rank().attains_bound
 ((16, 16), 3, True)
 >>> from mha_symbolic.rank.certify import numerical_rank
->>> F.numerical_rank().rank, numerical_rank(L @ R).rank    # float64's tolerance on a float32 product: 16
+>>> P = (L @ R).astype(np.float64)                         # the rounded float32 product
+>>> F.numerical_rank().rank, numerical_rank(P).rank         # float32's tolerance vs float64's
 (3, 16)
 """
 
