@@ -25,7 +25,6 @@ Examples
 from __future__ import annotations
 
 import os
-
 from typing import Any
 
 from .budget import GIB, Budget, BudgetExceeded, Deadline, can_isolate, run_within
