@@ -227,8 +227,16 @@ def _weight_ranks(args: argparse.Namespace) -> int:
             executor = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
         except (OSError, TimeoutError, ValueError) as e:
             raise InputError(f"cannot reach the Dask scheduler at {args.scheduler}: {e}") from None
+    X = None
+    if args.input is not None:
+        import numpy as np
+
+        try:
+            X = np.load(args.input, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise InputError(f"--input {args.input}: not a readable .npy array of numbers ({e})") from None
     found = circuit_ranks(args.weights, layout=args.layout, layers=wanted, num_heads=args.num_heads,
-                          n=args.input_n, seed=args.seed, executor=executor)
+                          X=X, n=args.input_n, seed=args.seed, executor=executor)
     if _interactive():  # one layer at a time is read from the file; the bar counts layers
         from tqdm import tqdm
 
@@ -242,13 +250,13 @@ def _weight_ranks(args: argparse.Namespace) -> int:
         print(json.dumps({"weights": str(args.weights), "layers": [r.as_dict() for r in layers]}, indent=1))
         return 0
     rows = [("layer", "heads", "d_k", "rank W_QK (exact)", "rank W_OV (exact)", "float SVD QK/OV",
-             *(("logits", "Concat") if args.input_n else ()))]
+             *(("logits", "Concat") if args.input_n or args.input else ()))]
     for r in layers:
         qk = sorted({h.qk_rank for h in r.heads})
         ov = sorted({h.ov_rank for h in r.heads})
         num = sorted({(h.qk_numerical, h.ov_numerical) for h in r.heads})
         extra: tuple[str, ...] = ()
-        if args.input_n:
+        if args.input_n or args.input:
             extra = (", ".join(sorted({f"{h.logits_rank}/{h.logits_bound}" for h in r.heads})),
                      f"{r.concat_rank}/{r.concat_bound}")
         rows.append((str(r.layer), str(len(r.heads)), str(r.heads[0].d_k), _ranks_text(qk), _ranks_text(ov),
@@ -354,11 +362,11 @@ def _conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                         ("all", "n"), ("all", "d_model"), ("all", "heads"), ("all", "causal")],
              "check": [("json", "format")],
              "ranks": [("sweep", "n"), ("sweep", "d_model"), ("sweep", "heads"), ("weights", "sweep"),
-                       ("scheduler", "sweep"),
+                       ("scheduler", "sweep"), ("input", "input_n"),
                        ("weights", "n"), ("weights", "d_model"), ("weights", "heads")]}
     for a, b in pairs.get(args.command, []):
         if given(a) and given(b):
-            flag = {"decimals_only": "decimals-only", "d_model": "d-model"}
+            flag = {"decimals_only": "decimals-only", "d_model": "d-model", "input_n": "input-n"}
             _SUBPARSERS.get(args.command, parser).error(f"--{flag.get(a, a)} cannot be used with --{flag.get(b, b)}")
 
 
@@ -420,6 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="query heads per layer (default: config.json beside the file)")
     p.add_argument("--input-n", type=_bounded_int(1, 64), default=None,
                    help="also certify the logits and Concat ranks on a generated n x d_model input")
+    p.add_argument("--input", metavar="X.npy", default=None,
+                   help="certify the logits and Concat ranks on this n x d_model input (a NumPy .npy file)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated input (default 0)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="spread the layers over a Dask cluster (e.g. tcp://host:8786); each worker reads one layer")

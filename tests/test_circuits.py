@@ -248,3 +248,22 @@ def test_executor_is_checked_and_an_unreachable_scheduler_is_named(tmp_path, cap
     assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--scheduler", "tcp://127.0.0.1:9",
                  "--connect-timeout", "1"]) == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_ranks_cli_on_a_given_input(tmp_path, capsys):
+    pytest.importorskip("safetensors")
+    path = tmp_path / "model.safetensors"
+    _deficient_model(path)
+    X = np.outer(np.arange(1.0, 7.0), np.ones(12))  # 6 tokens on one line: every head's logits have rank <= 2
+    np.save(tmp_path / "x.npy", X)
+    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--input", str(tmp_path / "x.npy"),
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(h["logits_rank"], h["logits_bound"]) for h in data["layers"][0]["heads"]] == [(2, 4)] * 3
+    assert data["layers"][0]["n"] == 6
+    (tmp_path / "bad.npy").write_text("not numpy")
+    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--input", str(tmp_path / "bad.npy")]) == 2
+    assert "not a readable .npy array" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["ranks", "--weights", str(path), "--input", "x.npy", "--input-n", "4"])
+    assert "--input cannot be used with --input-n" in capsys.readouterr().err
