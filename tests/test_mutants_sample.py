@@ -28,7 +28,7 @@ from mha_symbolic.rank.counterexamples import (
 )
 from mha_symbolic.statements._base import certainly_nonzero, shown
 from mha_symbolic.statements.proofs import CostStatement, ProofStatement
-from mha_symbolic.statements.ranks import RankComparison, RankStatement
+from mha_symbolic.statements.ranks import RankComparison, RankOf, RankStatement
 from mha_symbolic.statements.statistics import ScoreStatistic, score_moments
 from mha_symbolic.statements.values import DimensionStatement, ShapeStatement, ValueStatement
 
@@ -220,3 +220,58 @@ def test_shape_statements():
 def test_value_statement_of_the_wrong_shape_is_false():
     v = ValueStatement("X", [[1, 2, 3]], givens={"X": [[1, 2, 3, 4]]}).decide(MultiHeadAttention(1, 4, 2))
     assert (v.verdict, v.detail) == ("false", "X has shape (1, 4); the statement has (1, 3)")
+
+
+# ----- from the second fresh sample (seed 2027) ---------------------------------------------------------------------
+def test_head_decomposition_in_the_split_convention():
+    from mha_symbolic.proofs import head_decomposition
+
+    p = head_decomposition(MultiHeadAttention(convention="split"), max_h=2, engine_up_to=2)
+    assert p.verified and [ok for _, ok in p.checks][-2:] == [True, True]
+
+
+def test_rank_bound_at_names_the_missing_sizes():
+    b = rank_bound(MultiHeadAttention().steps["S_i"].expr, MultiHeadAttention().dims)
+    with pytest.raises(InputError, match=r"needs values for \['d_k'\]|needs values for \['d_k', 'n'\]"):
+        b.at(n=4)
+
+
+def test_numerical_rank_tolerance_below_one():
+    from mha_symbolic.rank.certify import numerical_rank
+
+    with pytest.raises(InputError, match=r"tol must be a number in \[0, 1\), got 1"):
+        numerical_rank(np.eye(2), tol=1)
+
+
+def test_sweep_leaves_a_callers_executor_open():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        sweep_module.rank_sweep([(2, 2, 1)], executor=pool)
+        assert pool.submit(lambda: 41 + 1).result() == 42  # still open: the sweep did not shut it down
+
+
+def test_readings_equal_on_an_instance_but_not_proven_are_evidence():
+    from mha_symbolic.statements.formulas import ReadingsAgree
+
+    def reading(m):  # X (W_Q + W_K) - X W_K: equal to Q_1, in a form doit does not expand
+        return m.X * (m.W("Q", 1) + m.W("K", 1)) - m.X * m.W("K", 1)
+
+    v = ReadingsAgree("Q_1 = X (W_Q + W_K) - X W_K", reading, step="Q_1", transpose=False).decide(
+        MultiHeadAttention(2, 4, 2))
+    assert (v.verdict, v.basis) == ("undecided", "evidence")
+
+
+def test_an_unverified_proof_is_not_true():
+    from mha_symbolic.proofs._proof import Proof
+
+    v = ProofStatement(lambda m: Proof("a statement the checks do not establish", (), False,
+                                       checks=(("check", False),))).decide(M)
+    assert (v.verdict, v.basis) == ("undecided", "none")
+
+
+def test_rank_of_a_product_against_its_last_factor_and_a_non_factor():
+    v = RankStatement("head_i", "le", RankOf("V_i")).decide(M)  # head_i = A_i (X W_V^i): V_i is a run of factors
+    assert (v.verdict, v.basis) == ("true", "proof") and "V_i is a run of factors of head_i" in v.detail
+    assert RankStatement("S_i", "le", RankOf("Q_i")).decide(M).verdict == "true"  # S_i = (X W_Q^i)(X W_K^i)^T
+    assert RankStatement("head_i", "le", RankOf("Q_i")).decide(M).verdict != "true"  # not a factor

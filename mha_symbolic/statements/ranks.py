@@ -71,13 +71,17 @@ def _label(subject: Any) -> str:
 
 
 def _factors(e: Any) -> list[Any]:
-    return list(e.as_coeff_matrices()[1]) if isinstance(e, MatMul) else [e]
+    """The matrix factors of a product, nested products flattened (the product is associative)."""
+    if not isinstance(e, MatMul):
+        return [e]
+    return [f for m in e.as_coeff_matrices()[1] for f in _factors(m)]
 
 
 def _is_end_factor(whole: Any, part: Any) -> bool:
-    """``part`` is a product of the first or last factors of ``whole``: rank(whole) <= rank(part)."""
+    """``part`` is a run of consecutive factors of ``whole`` (``whole = L part R``): rank(whole) <= rank(part),
+    by the product rule applied on each side."""
     w, p = _factors(whole), _factors(part)
-    return len(p) <= len(w) and (w[:len(p)] == p or w[len(w) - len(p):] == p)
+    return any(w[k:k + len(p)] == p for k in range(len(w) - len(p) + 1))
 
 
 def _concrete_models(model: MultiHeadAttention) -> list[MultiHeadAttention]:
@@ -127,7 +131,7 @@ class RankStatement(Statement):
             part = _expr(model, self.bound.step)
             if self.op == "le" and _is_end_factor(E, part):
                 return Verdict("true", f"{text}: product rule, rank(A B) <= min(rank A, rank B), and "
-                               f"{self.bound.step} is a factor of {_label(self.subject)}", "proof")
+                               f"{self.bound.step} is a run of factors of {_label(self.subject)}", "proof")
         else:
             R = self._claimed(model)
             strict = self.op == "lt"
