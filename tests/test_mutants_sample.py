@@ -275,3 +275,14 @@ def test_rank_of_a_product_against_its_last_factor_and_a_non_factor():
     assert (v.verdict, v.basis) == ("true", "proof") and "V_i is a run of factors of head_i" in v.detail
     assert RankStatement("S_i", "le", RankOf("Q_i")).decide(M).verdict == "true"  # S_i = (X W_Q^i)(X W_K^i)^T
     assert RankStatement("head_i", "le", RankOf("Q_i")).decide(M).verdict != "true"  # not a factor
+
+
+def test_flops_of_another_scale_count_the_scaling():
+    from mha_symbolic.proofs import parameter_and_flop_counts
+
+    def elementwise(m):
+        return parameter_and_flop_counts(m).result["elementwise_flops"]
+
+    n, h = M.dims.n, M.dims.h
+    assert elementwise(M.replace_options(scale=1 / M.dims.d_k)) == 4 * h * n**2 - h * n  # one multiply per score
+    assert elementwise(M.replace_options(scale=1)) == 3 * h * n**2 - h * n  # unscaled: none
