@@ -197,6 +197,8 @@ def test_rank_comparison_needs_concrete_sizes():
 def test_score_statistic_validates_the_moment_and_checks_in_full_as_asked():
     with pytest.raises(InputError, match="^moment must be 'E' or 'Var', got 'Std'$"):
         ScoreStatistic("Std").decide(M)
+    with pytest.raises(InputError, match="^give stated or independent_of$"):
+        ScoreStatistic("Var").decide(M)
     checks = score_moments(M, full_check_up_to=1)["checks"]
     assert [what for what, _ in checks] == ["full sympy.stats computation at d_k = 1"]
 
