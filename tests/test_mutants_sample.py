@@ -288,3 +288,15 @@ def test_flops_of_another_scale_count_the_scaling():
     n, h = M.dims.n, M.dims.h
     assert elementwise(M.replace_options(scale=1 / M.dims.d_k)) == 4 * h * n**2 - h * n  # one multiply per score
     assert elementwise(M.replace_options(scale=1)) == 3 * h * n**2 - h * n  # unscaled: none
+
+
+def test_inexact_evaluation_keeps_w_o_as_floats():
+    from sympy import Float
+
+    M2 = MultiHeadAttention(1, 2, 2)
+    given = {"X": [[0.5, 1.0]], "W_Q": [[[1.0], [0.0]]] * 2, "W_K": [[[1.0], [0.0]]] * 2,
+             "W_V": [[[0.1], [0.0]]] * 2, "W_O": [[0.1, 0.0], [0.0, 0.3]]}
+    E = M2.evaluate(**given, exact=False)
+    assert all(isinstance(x, Float) for x in E.inputs["W_O"] if x != 0)
+    assert all(isinstance(x, Float) for x in E.output)
+    assert M2.evaluate(**given).output.tolist() == [[Rational(1, 200), Rational(3, 200)]]
