@@ -84,7 +84,7 @@ def main() -> int:
     print(f"{'route':58} {'time (s)':>9} {'ranks (QK, OV)':>18}")
     print(f"{'exact, factored (L^T L R R^T of the dyadic factors)':58} {t_exact:9.2f} {spread(exact):>18}")
     print(f"{'float SVD of each float32 product, tol 1e-10 (evidence)':58} {t_svd:9.2f} {spread(floats):>18}")
-    print(f"{'float SVD from the factors, source-dtype tolerance':58} {t_factored_svd:9.2f} "
+    print(f"{'float SVD from the exact factors (float64)':58} {t_factored_svd:9.2f} "
           f"{spread(dtype_tol):>18}")
     print(f"{'old: exact rank of the rounded product (one head)':58} {t_old:9.2f} {str(old):>18}")
     print(f"ratio exact / float SVD: {t_exact / t_svd:.2f}; exact per head: {1000 * t_exact / len(heads):.1f} ms; "

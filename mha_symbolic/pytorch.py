@@ -220,6 +220,9 @@ def from_pytorch(in_proj_weight: Any, in_proj_bias: Any = None, out_proj_weight:
             num_heads = getattr(module, "num_heads", None)
         if num_heads is None:
             raise InputError("from_pytorch(state_dict) needs num_heads= (a state_dict does not store it)")
+        if getattr(module, "add_zero_attn", False) is True:
+            raise InputError("this module was built with add_zero_attn=True (a zero key and value appended to "
+                             "every sequence), which the model does not include")
         batch_first = getattr(module, "batch_first", True) if batch_first is None else batch_first
         [layer] = from_state_dict(module, layout="torch", num_heads=num_heads)
         return from_layer(layer, batch_first=bool(batch_first))

@@ -85,6 +85,7 @@ class LayerWeights:
     b_K: np.ndarray | None = None
     b_V: np.ndarray | None = None
     b_O: np.ndarray | None = None
+    name: str = ""  # the block's key prefix in the checkpoint ("encoder.layer.3.")
 
     @property
     def heads(self) -> int:
@@ -143,7 +144,11 @@ class TensorSource:
         if key not in self._keys:
             raise KeyError(key)
         if self.path is not None:
-            return np.asarray(_safe_open(self.path).get_tensor(key))
+            try:
+                arr = np.asarray(_safe_open(self.path).get_tensor(key))
+            except TypeError:  # bfloat16, which NumPy has no type for: widened to float32 exactly
+                arr = _read_bfloat16(self.path, key)
+            return _numpy(arr, key)
         assert self._tensors is not None
         return _numpy(self._tensors[key], key)
 
@@ -151,6 +156,21 @@ class TensorSource:
         if self.path is not None:
             return (TensorSource, (None, str(self.path)))
         return (TensorSource, (self._tensors, None))
+
+
+def _read_bfloat16(path: Path, key: str) -> np.ndarray:
+    """A bfloat16 tensor of a .safetensors file as float32 (exact: bfloat16 is float32's top 16 bits), read from
+    the format's header (8-byte length, JSON with dtype, shape and byte offsets) without torch."""
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        header = json.loads(fh.read(n))
+        info = header.get(key, {})
+        if info.get("dtype") != "BF16":
+            raise InputError(f"tensor {key!r} of {path} has dtype {info.get('dtype')}, which NumPy cannot read")
+        start, end = info["data_offsets"]
+        fh.seek(8 + n + start)
+        raw = np.frombuffer(fh.read(end - start), dtype="<u2")
+    return (raw.astype(np.uint32) << 16).view(np.float32).reshape(info["shape"])
 
 
 def _safe_open(path: Path) -> Any:
@@ -226,10 +246,12 @@ def _blocks(keys: list[str], layout: str) -> list[tuple[int, str]]:
         raise InputError(f"no attention block of layout {layout!r}: no key ends with {anchor!r}")
     out = []
     for position, prefix in enumerate(prefixes):
-        numbers = re.findall(r"(?:^|\.)(\d+)\.", prefix)
+        numbers = re.findall(r"(?<![^.])(\d+)(?=\.)", prefix)  # dot-separated integers, the innermost last
         out.append((int(numbers[-1]) if numbers else position, prefix))
     if len({n for n, _ in out}) != len(out):
-        raise InputError(f"several attention blocks share a layer number: {sorted(p for _, p in out)}")
+        # several blocks per numbered layer (a decoder's self- and cross-attention; an encoder and a decoder):
+        # numbered in key order instead; each block keeps its key prefix as its name
+        out = list(enumerate(sorted(prefixes)))
     return sorted(out)
 
 
@@ -383,11 +405,15 @@ def _layer(block: _Block, h: int, g: int | None, Wq: np.ndarray, Wk: np.ndarray,
             raise InputError(f"the {what} bias has shape {b.shape}; expected ({width},) {block.where()}")
     return LayerWeights(block.layout, block.layer, _heads_of(Wq, h, "the query projection", block),
                         _heads_of(Wk, g, "the key projection", block), _heads_of(Wv, g, "the value projection", block),
-                        np.ascontiguousarray(Wo), _bias_heads(bq, h), _bias_heads(bk, g), _bias_heads(bv, g), bo)
+                        np.ascontiguousarray(Wo), _bias_heads(bq, h), _bias_heads(bk, g), _bias_heads(bv, g), bo,
+                        block.prefix)
 
 
 def _torch(block: _Block, h: int | None, g: int | None) -> LayerWeights:
     assert h is not None
+    if block.prefix + "bias_k" in block.source.keys() or block.prefix + "bias_v" in block.source.keys():
+        raise InputError(f"this block was built with add_bias_kv=True (bias_k, bias_v: an extra learned key and "
+                         f"value), which the model does not include {block.where()}")
     W = block.get("in_proj_weight", 2)
     assert W is not None
     E = W.shape[1]

@@ -69,9 +69,19 @@ def test_float32_factors_need_their_own_tolerance():
     F = FactoredMatrix(L, R)
     assert F.rank().rank == 4
     assert F.numerical_rank().rank == 4
-    assert F.numerical_rank().tolerance == pytest.approx(64 * 2.0 ** -23)
+    assert F.numerical_rank().tolerance == pytest.approx(64 * 2.0 ** -52)  # exact factors, float64 SVD
     assert numerical_rank((L @ R).astype(np.float64)).rank > 4  # float64's tolerance on a rounded float32 product
     assert numerical_rank(L @ R).rank == 4  # the default tolerance follows the dtype
+
+
+def test_float16_factors_keep_their_numerical_rank_and_big_endian_arrays_are_read():
+    rng = np.random.default_rng(3)
+    L = (rng.normal(size=(768, 64)) * 0.02).astype(np.float16)
+    R = (rng.normal(size=(64, 768)) * 0.02).astype(np.float16)
+    F = FactoredMatrix(L, R)
+    assert (F.rank().rank, F.numerical_rank().rank) == (64, 64)  # float16's eps * 768 would have counted 24
+    M, e = dyadic_integers(np.array([[1.5, -0.25]], dtype=">f4"))
+    assert (M.tolist(), e) == ([[6, -1]], -2)
 
 
 def test_circuits_pair_each_query_head_with_its_key_value_head():

@@ -217,3 +217,39 @@ def test_every_layout_computes_what_torch_computes(layout):
     with torch.no_grad():
         theirs = m(*(torch.from_numpy(X),) * 3, need_weights=False)[0].numpy()
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_decoder_blocks_share_a_layer_number_and_are_numbered_in_key_order():
+    torch = pytest.importorskip("torch")
+    dec = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(8, 2, 16, batch_first=True), 2)
+    layers = from_state_dict(dec.state_dict(), layout="torch", num_heads=2)
+    assert [(w.layer, w.name) for w in layers] == [(0, "layers.0.multihead_attn."), (1, "layers.0.self_attn."),
+                                                   (2, "layers.1.multihead_attn."), (3, "layers.1.self_attn.")]
+    np.testing.assert_array_equal(layers[3].W_O, dec.layers[1].self_attn.out_proj.weight.detach().numpy().T)
+    assert [w.layer for w in from_state_dict({"stages.0.1." + k.split(".", 3)[3]: v for k, v in
+                                              state_dict("torch").items() if k.startswith("layers.1.")},
+                                             num_heads=H)] == [1]  # the innermost number
+
+
+def test_options_the_model_does_not_include_are_refused():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(InputError, match="add_bias_kv=True"):
+        from_pytorch(torch.nn.MultiheadAttention(8, 2, add_bias_kv=True, batch_first=True))
+    with pytest.raises(InputError, match="add_zero_attn=True"):
+        from_pytorch(torch.nn.MultiheadAttention(8, 2, add_zero_attn=True, batch_first=True))
+
+
+def test_bfloat16_and_nan_in_a_safetensors_file(tmp_path):
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file
+
+    sd = {f"model.layers.0.self_attn.{n}_proj.weight": torch.randn(8, 8).to(torch.bfloat16) for n in "qkvo"}
+    save_file(sd, str(tmp_path / "m.safetensors"))
+    [w] = from_state_dict(tmp_path / "m.safetensors", num_heads=2)
+    assert w.dtype == np.float32  # bfloat16 widened exactly
+    np.testing.assert_array_equal(w.W_Q[1], sd["model.layers.0.self_attn.q_proj.weight"].float().numpy()[4:].T)
+    bad = {k: v.float() for k, v in sd.items()}
+    bad["model.layers.0.self_attn.k_proj.weight"][0, 0] = float("nan")
+    save_file(bad, str(tmp_path / "nan.safetensors"))
+    with pytest.raises(InputError, match="k_proj.weight contains NaN or inf"):
+        from_state_dict(tmp_path / "nan.safetensors", num_heads=2)

@@ -16,8 +16,10 @@ each factor is an exact integer matrix times a power of two, and
 over the reals (``L^T L M x = 0`` implies ``|L M x|^2 = 0``; the same on the right), a ``k x k`` product of
 integer Gram matrices whose rank FLINT computes exactly -- milliseconds per head, instead of the rank of the
 ``d_model x d_model`` product (which nothing else would form exactly: the rounded float product of the
-factors has full rank).  :meth:`FactoredMatrix.numerical_rank` is the float evidence, with the tolerance of the
-*source* dtype (``max(m, p) * eps(dtype) * s_max``): float32 factors are exact to ``2^-24``, not ``2^-53``.
+factors has full rank).  :meth:`FactoredMatrix.numerical_rank` is the float evidence, computed from the exact
+factors in float64 (``max(m, p) * eps(float64) * s_max``); the SVD of a float32 product formed in float32 counts
+its own rounding as rank (for an array, :func:`~mha_symbolic.rank.certify.numerical_rank` then uses float32's
+tolerance, as NumPy's ``matrix_rank`` does).
 
 Examples
 ========
@@ -64,6 +66,8 @@ def dyadic_integers(A: Any) -> tuple[flint.fmpz_mat, int]:
     A = np.asarray(A)
     if A.ndim != 2:
         raise InputError(f"dyadic_integers needs a 2-D array, got shape {A.shape}")
+    if not A.dtype.isnative:  # a big-endian array from a file: the same numbers in native byte order
+        A = A.astype(A.dtype.newbyteorder("="))
     if A.dtype.kind in "iu":
         return flint.fmpz_mat(A.shape[0], A.shape[1], [int(x) for x in A.ravel().tolist()]), 0
     if A.dtype.kind != "f" or A.dtype not in _MANTISSA_BITS:
@@ -141,11 +145,11 @@ class FactoredMatrix:
         return CircuitRank(int(gram.rank()), min(self.inner, *self.shape))
 
     def numerical_rank(self, tol: float | None = None) -> NumericalCircuitRank:
-        """Singular values of ``L R`` from ``R_L R_R^T`` (QR of both factors); by default ``tol`` is
-        ``max(m, p) * eps`` of the factors' dtype."""
-        dtype = np.result_type(self.L.dtype, self.R.dtype)
+        """Singular values of ``L R`` from ``R_L R_R^T`` (QR of both factors, in float64); by default ``tol`` is
+        ``max(m, p) * eps(float64)``: the stored factors are exact, so the only rounding is that of this
+        float64 computation -- not the rounding a product formed in the factors' own dtype would carry."""
         if tol is None:
-            tol = max(self.shape) * float(np.finfo(dtype if dtype.kind == "f" else np.float64).eps)
+            tol = max(self.shape) * float(np.finfo(np.float64).eps)
         _, rl = np.linalg.qr(self.L.astype(np.float64))
         _, rr = np.linalg.qr(self.R.T.astype(np.float64))
         s = np.linalg.svd(rl @ rr.T, compute_uv=False)
@@ -219,9 +223,11 @@ class LayerRanks:
     concat_rank: int | None = None
     concat_bound: int | None = None
     concat_certificate: str | None = None
+    name: str = ""  # the attention block's key prefix in the checkpoint
 
     def as_dict(self) -> dict[str, Any]:
-        return {"layer": self.layer, "n": self.n, "concat_rank": self.concat_rank, "concat_bound": self.concat_bound,
+        return {"layer": self.layer, "name": self.name, "n": self.n, "concat_rank": self.concat_rank,
+                "concat_bound": self.concat_bound,
                 "concat_certificate": self.concat_certificate, "heads": [r.as_dict() for r in self.heads]}
 
 
@@ -328,8 +334,8 @@ def layer_ranks(w: LayerWeights, X: np.ndarray | None = None) -> LayerRanks:
         rows.append(HeadRanks(w.layer, c.head, w.d_k, c.QK.rank().rank, c.OV.rank().rank,
                               c.QK.numerical_rank().rank, c.OV.numerical_rank().rank, *logits))
     if X is None:
-        return LayerRanks(w.layer, tuple(rows))
-    return LayerRanks(w.layer, tuple(rows), int(X.shape[0]), *_concat_rank(w, X))
+        return LayerRanks(w.layer, tuple(rows), name=w.name)
+    return LayerRanks(w.layer, tuple(rows), int(X.shape[0]), *_concat_rank(w, X), name=w.name)
 
 
 def _input(X: Any, n: int | None, d_model: int, seed: int) -> np.ndarray | None:
