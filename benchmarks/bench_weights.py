@@ -38,6 +38,35 @@ def synthetic(path: Path, layers: int = 6, E: int = 384, h: int = 12) -> None:
     (path.parent / "config.json").write_text(f'{{"num_attention_heads": {h}}}')
 
 
+PROBE = """
+import json, resource, sys
+from mha_symbolic.rank.circuits import circuit_ranks
+peaks = [0]
+for r in circuit_ranks(sys.argv[1]):
+    peaks.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+whole = None
+if sys.argv[2] == "whole":
+    from safetensors.numpy import load_file
+    load_file(sys.argv[1])
+print(json.dumps(peaks[1:] if sys.argv[2] == "layers" else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024))
+"""
+
+
+def layer_by_layer_memory(path: Path) -> dict[str, object]:
+    """Peak resident memory of a fresh process ranking every layer (read lazily), after each layer, and of a
+    fresh process that loads the whole file: a flat first series is memory bounded by one layer."""
+    import json
+    import subprocess
+    import sys
+
+    def run(mode: str) -> object:
+        out = subprocess.run([sys.executable, "-c", PROBE, str(path), mode], capture_output=True, text=True,
+                             check=True)
+        return json.loads(out.stdout)
+
+    return {"layers": run("layers"), "whole": run("whole")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, default=None)
@@ -61,12 +90,16 @@ def main() -> int:
         t_exact = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        floats = [(numerical_rank(c.QK.L @ c.QK.R).rank, numerical_rank(c.OV.L @ c.OV.R).rank) for c in heads]
+        floats = [(numerical_rank((c.QK.L @ c.QK.R).astype(np.float64), 1e-10).rank,
+                   numerical_rank((c.OV.L @ c.OV.R).astype(np.float64), 1e-10).rank) for c in heads]
         t_svd = time.perf_counter() - t0
+        dtype_default = [(numerical_rank(c.QK.L @ c.QK.R).rank, numerical_rank(c.OV.L @ c.OV.R).rank) for c in heads]
 
         t0 = time.perf_counter()
         dtype_tol = [(c.QK.numerical_rank().rank, c.OV.numerical_rank().rank) for c in heads]
         t_factored_svd = time.perf_counter() - t0
+
+        memory = layer_by_layer_memory(path)
 
         c = heads[0]
         t0 = time.perf_counter()
@@ -84,9 +117,12 @@ def main() -> int:
     print(f"{'route':58} {'time (s)':>9} {'ranks (QK, OV)':>18}")
     print(f"{'exact, factored (L^T L R R^T of the dyadic factors)':58} {t_exact:9.2f} {spread(exact):>18}")
     print(f"{'float SVD of each float32 product, tol 1e-10 (evidence)':58} {t_svd:9.2f} {spread(floats):>18}")
+    print(f"{'float SVD of each float32 product, float32 tolerance':58} {'':9} {spread(dtype_default):>18}")
     print(f"{'float SVD from the exact factors (float64)':58} {t_factored_svd:9.2f} "
           f"{spread(dtype_tol):>18}")
     print(f"{'old: exact rank of the rounded product (one head)':58} {t_old:9.2f} {str(old):>18}")
+    print(f"peak RSS after each layer, read one at a time (MiB): {memory['layers']}; the whole file loaded "
+          f"at once: {memory['whole']} MiB")
     print(f"ratio exact / float SVD: {t_exact / t_svd:.2f}; exact per head: {1000 * t_exact / len(heads):.1f} ms; "
           f"target exact <= 60 s: {'met' if t_exact <= 60 else 'NOT met'}")
     return 0
