@@ -49,6 +49,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..weights import LayerWeights, TensorSource, layer_numbers, load_weights, resolve
+from .certify import NumericalRank
 
 __all__ = ["FactoredMatrix", "CircuitRank", "HeadCircuits", "circuits", "dyadic_integers", "circuit_ranks",
            "HeadRanks", "LayerRanks", "layer_ranks"]
@@ -105,16 +106,6 @@ class CircuitRank:
         return self.rank == self.bound
 
 
-@dataclass(frozen=True)
-class NumericalCircuitRank:
-    """Float evidence (never a verdict): singular values of ``L R`` from the factors, counted above ``tol * s_max``."""
-
-    rank: int
-    tolerance: float
-    singular_values: tuple[float, ...]
-    label: str = "numerical evidence (floating-point SVD of the factored product), not a proof"
-
-
 class FactoredMatrix:
     """``L @ R`` kept as its two factors (``L``: ``m x k``, ``R``: ``k x p``), e.g. ``W_Q^i (W_K^i)^T``."""
 
@@ -144,7 +135,7 @@ class FactoredMatrix:
         gram = (L.transpose() * L) * (R * R.transpose())
         return CircuitRank(int(gram.rank()), min(self.inner, *self.shape))
 
-    def numerical_rank(self, tol: float | None = None) -> NumericalCircuitRank:
+    def numerical_rank(self, tol: float | None = None) -> NumericalRank:
         """Singular values of ``L R`` from ``R_L R_R^T`` (QR of both factors, in float64); by default ``tol`` is
         ``max(m, p) * eps(float64)``: the stored factors are exact, so the only rounding is that of this
         float64 computation -- not the rounding a product formed in the factors' own dtype would carry."""
@@ -154,7 +145,7 @@ class FactoredMatrix:
         _, rr = np.linalg.qr(self.R.T.astype(np.float64))
         s = np.linalg.svd(rl @ rr.T, compute_uv=False)
         cutoff = tol * (s[0] if s.size else 0.0)
-        return NumericalCircuitRank(int((s > cutoff).sum()), float(tol), tuple(float(x) for x in s))
+        return NumericalRank(int((s > cutoff).sum()), float(tol), tuple(float(x) for x in s))
 
     def __repr__(self) -> str:
         return f"FactoredMatrix({self.shape[0]} x {self.inner} @ {self.inner} x {self.shape[1]}, {self.L.dtype})"
