@@ -42,7 +42,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from sympy import Basic, Eq, Expr, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt
+from sympy import Basic, Eq, Expr, Integer, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
@@ -52,7 +52,7 @@ from ._shape import check_same_rows, check_same_shape, checked_matmul
 from ._text import text
 from .concat import Concat, ConcatHeads
 from .dims import DIMENSION_NAMES, Dims, dimension_symbol
-from .errors import InputError
+from .errors import DimensionError, InputError
 from .heads import HeadMatrix, ModelMatrix
 from .latex import LatexReprMixin
 from .scaling import ScaledScores
@@ -82,6 +82,22 @@ def _scale(value: Any) -> Expr:
     if expr.is_positive is False or expr.is_zero:
         raise InputError(f"scale must be positive, got {expr}")
     return expr
+
+
+def _kv_heads(value: Any, dims: Dims) -> int | None:
+    """``g`` checked: a positive integer dividing a concrete ``h``; ``None`` (or ``g = h``) is plain MHA."""
+    if value is None:
+        return None
+    if isinstance(value, Integer):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"kv_heads must be a positive integer (the number of key/value heads), got {value!r}")
+    if not dims.h.is_Integer:
+        raise InputError("grouped-query attention (kv_heads) needs a concrete h for now; got symbolic h")
+    h = int(dims.h)
+    if h % int(value):
+        raise DimensionError(f"kv_heads g={value} must divide h={h}: each key/value head serves h/g query heads")
+    return None if int(value) == h else int(value)
 
 
 def _flag(value: Any, name: str = "flag") -> BooleanAtom:
@@ -172,6 +188,10 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     bias : bool
         Add row-vector biases, broadcast over tokens with the all-ones column ``1``:
         ``Q_i = X W_Q^i + 1 b_Q^i`` (likewise ``K``, ``V``) and ``Output = Concat W_O + 1 b_O``.
+    kv_heads : int, optional
+        Grouped-query attention: ``g`` key/value heads, each shared by ``h/g`` consecutive query heads (query
+        head ``i`` reads key/value head ``ceil(i g / h)``); ``g = 1`` is multi-query attention, ``None`` (or
+        ``g = h``) multi-head attention.  ``g`` must divide ``h``; ``h`` must be concrete.
     scale : scalar expression, optional
         The factor applied to the scores, ``S'_i = scale * S_i`` (PyTorch's ``scale`` of
         ``scaled_dot_product_attention``).  ``None`` (default) is ``1/sqrt(d_k)`` and keeps
@@ -187,8 +207,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
 
     def __new__(cls, n: Any = None, d_model: Any = None, h: Any = None, *args: Any, d_k: Any = None,
                 d_v: Any = None, convention: Any = "projection", causal: Any = False,
-                bias: Any = False, scale: Any = None) -> MultiHeadAttention:
-        if isinstance(n, Dims):  # canonical form: MultiHeadAttention(dims, convention, causal, bias, scale)
+                bias: Any = False, scale: Any = None, kv_heads: Any = None) -> MultiHeadAttention:
+        if isinstance(n, Dims):  # canonical: MultiHeadAttention(dims, convention, causal, bias, scale[, kv_heads])
             dims = n
             if d_model is not None:
                 convention = d_model
@@ -198,6 +218,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
                 bias = args[0]
             if len(args) > 1:
                 scale = args[1]
+            if len(args) > 2:
+                kv_heads = args[2]
         else:
             if args:
                 raise InputError("MultiHeadAttention takes n, d_model, h positionally; give d_k, d_v by keyword")
@@ -207,12 +229,34 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             raise InputError(f"convention must be one of {CONVENTIONS}, got {conv!r}")
         if conv == "split" and dims.d_model.is_Integer and dims.h.is_Integer and dims.d_model % dims.h:
             raise InputError(f"split convention: h={dims.h} does not divide d_model={dims.d_model}")
-        return Basic.__new__(cls, dims, Str(conv), _flag(causal, "causal"), _flag(bias, "bias"), _scale(scale))
+        kv = _kv_heads(kv_heads, dims)
+        if kv is not None and conv == "split":
+            raise InputError("grouped-query attention (kv_heads) is defined in the projection convention: in the "
+                             "split convention each head reads its own block of X, which a shared key/value head "
+                             "cannot")
+        return Basic.__new__(cls, dims, Str(conv), _flag(causal, "causal"), _flag(bias, "bias"), _scale(scale),
+                             *([Integer(kv)] if kv is not None else []))
 
     dims = property(lambda self: self.args[0], doc="the :class:`Dims`")
     convention = property(lambda self: self.args[1].name, doc='``"projection"`` or ``"split"``')
     causal = property(lambda self: bool(self.args[2]), doc="masked softmax?")
     bias = property(lambda self: bool(self.args[3]), doc="biases b_Q^i, b_K^i, b_V^i, b_O (PyTorch's x W^T + b)?")
+
+    @property
+    def kv_heads(self) -> int | None:
+        """``g``, the number of key/value heads of grouped-query attention (``None``: one per query head)."""
+        return int(self.args[5]) if len(self.args) > 5 else None
+
+    def kv_index(self, i: Any) -> Any:
+        """The key/value head query head ``i`` reads: ``ceil(i g / h)``, or ``i`` without grouping."""
+        if self.kv_heads is None:
+            return i
+        return (int(i) - 1) // (int(self.dims.h) // self.kv_heads) + 1
+
+    @property
+    def kv_indices(self) -> list[Any]:
+        """The key/value heads: ``[1, ..., g]`` with grouping, else :attr:`head_indices`."""
+        return list(range(1, self.kv_heads + 1)) if self.kv_heads is not None else self.head_indices
 
     @property
     def scale(self) -> Any:
@@ -235,12 +279,14 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         >>> MultiHeadAttention(2, 4, 2).replace_options(scale=1).steps["S'_1"].definition
         S_1
         """
-        current = {"convention": self.convention, "causal": self.causal, "bias": self.bias, "scale": self.args[4]}
+        current = {"convention": self.convention, "causal": self.causal, "bias": self.bias, "scale": self.args[4],
+                   "kv_heads": self.kv_heads}
         unknown = set(options) - set(current)
         if unknown:
             raise InputError(f"unknown model option(s) {sorted(unknown)}; options are {sorted(current)}")
         current.update(options)
-        return type(self)(self.dims, current["convention"], current["causal"], current["bias"], current["scale"])
+        return type(self)(self.dims, current["convention"], current["causal"], current["bias"], current["scale"],
+                          current["kv_heads"])
 
     @property
     def head_indices(self) -> list[Any]:
@@ -282,11 +328,11 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     @property
     def inputs(self) -> dict[str, Any]:
         """``{"X": X, "W_Q": [W_Q^1, ...], "W_K": [...], "W_V": [...], "W_O": W_O}``."""
-        idx = self.head_indices
-        inputs: dict[str, Any] = {"X": self.X, **{f"W_{k}": [self.W(k, i) for i in idx] for k in "QKV"},
+        idx = {"Q": self.head_indices, "K": self.kv_indices, "V": self.kv_indices}
+        inputs: dict[str, Any] = {"X": self.X, **{f"W_{k}": [self.W(k, i) for i in idx[k]] for k in "QKV"},
                                   "W_O": self.W_O}
         if self.bias:
-            inputs.update({f"b_{k}": [self.b(k, i) for i in idx] for k in "QKV"})
+            inputs.update({f"b_{k}": [self.b(k, i) for i in idx[k]] for k in "QKV"})
             inputs["b_O"] = self.b_O
         return inputs
 
@@ -317,6 +363,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             return self.b(kind, i) if self.bias else None
 
         heads = []
+        shared: dict[Any, tuple[Any, Any]] = {}  # key/value head j -> its K_j, V_j steps
         for i in self.head_indices:
             def sym(base: str, rows: Any, cols: Any, style: str = "sub", i: Any = i) -> HeadMatrix:
                 return HeadMatrix(base, rows, cols, i, style)
@@ -328,8 +375,11 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             else:
                 x_i = self.X
             q = product(sym("Q", D.n, D.d_k), x_i, self.W("Q", i), bias=b("Q", i))
-            k = product(sym("K", D.n, D.d_k), x_i, self.W("K", i), bias=b("K", i))
-            v = product(sym("V", D.n, D.d_v), x_i, self.W("V", i), bias=b("V", i))
+            j = self.kv_index(i)
+            if j not in shared:
+                shared[j] = (product(sym("K", D.n, D.d_k, i=j), x_i, self.W("K", j), bias=b("K", j)),
+                             product(sym("V", D.n, D.d_v, i=j), x_i, self.W("V", j), bias=b("V", j)))
+            k, v = shared[j]
             s = product(sym("S", D.n, D.n), q, k.T)
             if self.default_scale:
                 scaled: Any = ScaledScores(s, D.d_k)
@@ -376,6 +426,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     def _sympystr(self, printer: Any) -> str:
         D = self.dims
         extra = (", causal=True" if self.causal else "") + (", bias=True" if self.bias else "")
+        if self.kv_heads is not None:
+            extra += f", kv_heads={self.kv_heads}"
         if not self.default_scale:
             extra += f", scale={printer._print(self.args[4])}"
         return (f"MultiHeadAttention(n={printer._print(D.n)}, d_model={printer._print(D.d_model)}, "

@@ -207,8 +207,10 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     h = int(model.dims.h) if model.dims.h.is_Integer else None
     Xm = to_matrix(X, "X", exact=exact, vector_as_row=True) if X is not None else None
     heads: dict[str, list[ImmutableMatrix] | None] = {}
+    g = model.kv_heads  # grouped-query attention: g key/value heads (h is then concrete)
     for key, value in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
-        heads[key] = to_head_list(value, key, h, exact=exact) if value is not None else None
+        count = g if g is not None and key != "W_Q" else h
+        heads[key] = to_head_list(value, key, count, exact=exact) if value is not None else None
         if heads[key] is not None and h is None:
             h = len(heads[key] or [])
     Wo = to_matrix(W_O, "W_O", exact=exact) if W_O is not None else None
@@ -216,8 +218,8 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     if given_biases and not model.bias:
         raise InputError(f"{', '.join(given_biases)} given, but the model has no biases; "
                          "build it with MultiHeadAttention(..., bias=True)")
-    biases: dict[str, Any] = {k: to_head_vectors(v, k, h, exact=exact) for k, v in given_biases.items()
-                              if k != "b_O"}
+    biases: dict[str, Any] = {k: to_head_vectors(v, k, g if g is not None and k != "b_Q" else h, exact=exact)
+                              for k, v in given_biases.items() if k != "b_O"}
     if b_O is not None:
         biases["b_O"] = to_matrix(b_O, "b_O", exact=exact, vector_as_row=True)
 

@@ -345,7 +345,10 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
     counts = {key: len(out[key]) for key in ("W_Q", "W_K", "W_V")}
     expected = int(h) if h.is_Integer else counts["W_Q"]
     for key, count in counts.items():
-        if count != expected:
+        if model.kv_heads is not None and key != "W_Q":
+            if count != model.kv_heads:
+                raise InputError(f"{key}: expected g={model.kv_heads} key/value head matrices, got {count}")
+        elif count != expected:
             raise InputError(f"{key}: expected h={expected} per-head matrices, got {count}")
     return out
 

@@ -144,6 +144,17 @@ def parameter_count(model: MultiHeadAttention) -> Any:
     return expand(total)
 
 
+def kv_cache_per_token(model: MultiHeadAttention) -> Any:
+    """Numbers a decoder caches per token and layer: one row of every key and value step ``K_j``, ``V_j`` (a
+    general head counts ``h`` times) -- ``2 h d_k`` for multi-head, ``2 g d_k`` with ``g`` key/value heads."""
+    total = Integer(0)
+    for name, step in model.steps.items():
+        if name.split("_")[0] in ("K", "V"):
+            general = isinstance(step.symbol, HeadMatrix) and step.symbol.index == HEAD_INDEX
+            total += (model.dims.h if general else 1) * step.shape[1]
+    return expand(total)
+
+
 def parameter_and_flop_counts(model: MultiHeadAttention | None = None) -> Proof:
     """Counts of ``model`` (default: symbolic sizes) and what depends on ``h`` (see the module docstring)."""
     model = MultiHeadAttention() if model is None else model
@@ -175,4 +186,4 @@ def parameter_and_flop_counts(model: MultiHeadAttention | None = None) -> Proof:
                  all(ok for _, ok in checks), kind="exact computation", checks=checks,
                  result={"parameters": weights, "biases": biases, "stages": per_step, "matmul_flops": matmul,
                          "elementwise_flops": elementwise, "total_flops": total,
-                         "depends_on_h": depends})
+                         "kv_cache_per_token": closed(kv_cache_per_token(model)), "depends_on_h": depends})
