@@ -3,7 +3,9 @@
 Prints one line per figure, all measured in this run:
   compile time of lambdify (target < 1 s), median-of-N time of each implementation and
   their ratio (target <= 1.10) at n = 512, d_model = 512, h = 8 for batch 1 and 8, and the
-  peak memory of one call of each (tracemalloc, which NumPy reports its buffers to).
+  peak memory of one call of each (tracemalloc, which NumPy reports its buffers to); then the same for
+  grouped-query attention with g = 2 key/value heads (issue 15; target <= 1.10 against a hand-written GQA that
+  computes each shared K_j, V_j once).
 
 Run: python benchmarks/bench_numeric.py [--repeats N]
 """
@@ -30,6 +32,22 @@ def hand_written(X, WQ, WK, WV, WO):
         Q, K, V = X @ WQ[i], X @ WK[i], X @ WV[i]
         S = Q @ np.swapaxes(K, -1, -2)
         S /= np.sqrt(Q.shape[-1])
+        S -= S.max(axis=-1, keepdims=True)
+        np.exp(S, out=S)
+        S /= S.sum(axis=-1, keepdims=True)
+        heads.append(S @ V)
+    return np.concatenate(heads, axis=-1) @ WO
+
+
+def hand_written_gqa(X, WQ, WK, WV, WO):
+    """Grouped-query attention by hand: each of the g key/value heads projected once, read by h/g query heads."""
+    h, g = WQ.shape[0], WK.shape[0]
+    kv = [(X @ WK[j], X @ WV[j]) for j in range(g)]
+    heads = []
+    for i in range(h):
+        K, V = kv[i // (h // g)]
+        S = (X @ WQ[i]) @ np.swapaxes(K, -1, -2)
+        S /= np.sqrt(WQ.shape[-1])
         S -= S.max(axis=-1, keepdims=True)
         np.exp(S, out=S)
         S /= S.sum(axis=-1, keepdims=True)
@@ -73,13 +91,20 @@ def main() -> None:
     for batch in (1, 8):
         report(batch, f, rng.normal(size=(batch, N, D_MODEL)), W, WO, args.repeats)
 
+    g = 2
+    gqa = MultiHeadAttention(d_model=D_MODEL, h=H, kv_heads=g).lambdify()
+    Wg = {"W_Q": W["W_Q"], "W_K": W["W_K"][:g].copy(), "W_V": W["W_V"][:g].copy()}
+    print(f"grouped-query attention, h = {H}, g = {g} key/value heads:")
+    for batch in (1, 8):
+        report(batch, gqa, rng.normal(size=(batch, N, D_MODEL)), Wg, WO, args.repeats, hand_written_gqa)
 
-def report(batch, f, X, W, WO, repeats) -> None:
+
+def report(batch, f, X, W, WO, repeats, reference=hand_written) -> None:
     def ours():
         return f(X, **W, W_O=WO)
 
     def hand():
-        return hand_written(X, W["W_Q"], W["W_K"], W["W_V"], WO)
+        return reference(X, W["W_Q"], W["W_K"], W["W_V"], WO)
 
     err = float(np.abs(ours() - hand()).max())
     t_ours, t_hand = median_times([ours, hand], repeats)
