@@ -52,11 +52,14 @@ def _add_dims(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", choices=CONVENTIONS, default=None,
                    help="projection (Vaswani) or split (X cut into column blocks)")
     p.add_argument("--causal", action="store_true", help="masked softmax (j > i gets weight 0)")
+    p.add_argument("--kv-heads", type=_bounded_int(1, 4096), default=None,
+                   help="grouped-query attention: g key/value heads shared by the h query heads (needs --heads)")
 
 
 def _model(args: argparse.Namespace) -> MultiHeadAttention:
     return MultiHeadAttention(args.n, args.d_model, args.heads, d_k=args.d_k, d_v=args.d_v,
-                              convention=args.convention or "projection", causal=args.causal)
+                              convention=args.convention or "projection", causal=args.causal,
+                              kv_heads=getattr(args, "kv_heads", None))
 
 
 def _dims_given(args: argparse.Namespace) -> bool:
@@ -359,14 +362,16 @@ def _conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
     pairs = {"derive": [("all", "example"), ("all", "format"), ("all", "plots"), ("all", "decimals"),
                         ("all", "decimals_only"), ("decimals_only", "format"), ("decimals_only", "plots"),
-                        ("all", "n"), ("all", "d_model"), ("all", "heads"), ("all", "causal")],
+                        ("all", "n"), ("all", "d_model"), ("all", "heads"), ("all", "causal"),
+                        ("all", "kv_heads")],
              "check": [("json", "format")],
              "ranks": [("sweep", "n"), ("sweep", "d_model"), ("sweep", "heads"), ("weights", "sweep"),
                        ("scheduler", "sweep"), ("input", "input_n"),
                        ("weights", "n"), ("weights", "d_model"), ("weights", "heads")]}
     for a, b in pairs.get(args.command, []):
         if given(a) and given(b):
-            flag = {"decimals_only": "decimals-only", "d_model": "d-model", "input_n": "input-n"}
+            flag = {"decimals_only": "decimals-only", "d_model": "d-model", "input_n": "input-n",
+                    "kv_heads": "kv-heads"}
             _SUBPARSERS.get(args.command, parser).error(f"--{flag.get(a, a)} cannot be used with --{flag.get(b, b)}")
 
 

@@ -281,7 +281,8 @@ def standard_documents() -> dict[str, Derivation]:
 
     docs = {"general": Derivation.general(MultiHeadAttention()),
             "general-split": Derivation.general(MultiHeadAttention(convention="split")),
-            "general-causal-bias": Derivation.general(MultiHeadAttention(causal=True, bias=True))}
+            "general-causal-bias": Derivation.general(MultiHeadAttention(causal=True, bias=True)),
+            "general-gqa": Derivation.general(MultiHeadAttention(None, None, 8, kv_heads=2))}
     for name, ex in EXAMPLES.items():
         docs[name] = Derivation.from_example(ex)
     return docs

@@ -26,7 +26,7 @@ COMMITTED = ROOT / "derivations"
 
 def test_committed_documents_are_current(tmp_path):
     paths = write_documents(tmp_path)
-    assert len(paths) == 12
+    assert len(paths) == 14
     stale = [p.name for p in paths if not (COMMITTED / p.name).exists()
              or (COMMITTED / p.name).read_text(encoding="utf-8") != p.read_text(encoding="utf-8")]
     assert stale == [], f"regenerate with `mha-symbolic derive --all`: {stale}"
@@ -35,7 +35,7 @@ def test_committed_documents_are_current(tmp_path):
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed (CI installs texlive-latex-base)")
 def test_every_committed_tex_compiles_cleanly(tmp_path):
     files = sorted(COMMITTED.glob("*.tex"))
-    assert len(files) == 6
+    assert len(files) == 7
     for f in files:
         shutil.copy(f, tmp_path / f.name)
         result = compile_pdf(tmp_path / f.name)
@@ -125,7 +125,7 @@ def test_cli_derive_formats(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == str(written)
     assert r"\mathrm{Concat}(\mathrm{head}_1, \mathrm{head}_2)" in written.read_text(encoding="utf-8")
     assert main(["derive", "--all", "--out", str(tmp_path / "all")]) == 0
-    assert len(list((tmp_path / "all").iterdir())) == 12
+    assert len(list((tmp_path / "all").iterdir())) == 14
 
 
 def test_cli_pdf_without_pdflatex(monkeypatch, tmp_path, capsys):
@@ -145,3 +145,9 @@ def test_bad_settings():
         Derivation.general(MultiHeadAttention(), notation="tensor")
     with pytest.raises(InputError, match="transpose must be 'top' or 'T'"):
         Derivation.from_example(example("seed000"), transpose="t")
+
+
+def test_committed_grouped_query_derivation_shows_the_shared_heads():
+    text = (COMMITTED / "general-gqa.md").read_text(encoding="utf-8")
+    assert [f"S_{i} = Q_{i} K_{1 if i <= 4 else 2}^{{\\top}}" in text for i in range(1, 9)] == [True] * 8
+    assert "K_2 = X W_2^{K}" in text and "K_3 =" not in text  # two key/value heads, read by four query heads each

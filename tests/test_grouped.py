@@ -96,3 +96,13 @@ def test_lambdified_grouped_attention_agrees_with_torch():
     heads = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # (h, n, d_k)
     want = (heads.transpose(0, 1).reshape(n, d) @ torch.from_numpy(w["W_O"])).numpy()
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+
+
+def test_cli_kv_heads(capsys):
+    from mha_symbolic.cli import main
+
+    assert main(["shapes", "--heads", "4", "--kv-heads", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "kv_heads=2" in out and "S_3 = Q_3 K_2^T" in out
+    assert main(["shapes", "--heads", "4", "--kv-heads", "3"]) == 2
+    assert "kv_heads g=3 must divide h=4" in capsys.readouterr().err
