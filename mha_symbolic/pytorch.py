@@ -153,15 +153,10 @@ class PyTorchMHA:
 
 
 def _numpy(value: Any, name: str = "the array") -> np.ndarray:
-    """A NumPy array from an array or a torch tensor (detached; torch is never imported here)."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):
-        value = value.detach().cpu().numpy()
-    if isinstance(value, (str, bytes)):
-        raise InputError(f"{name} must be an array of numbers, got a {type(value).__name__}")
-    try:
-        return np.asarray(value)
-    except (ValueError, TypeError):
-        raise InputError(f"{name} is ragged: its rows have different lengths") from None
+    """A NumPy array from an array or a torch tensor (see :func:`mha_symbolic.weights.as_array`)."""
+    from .weights import as_array
+
+    return as_array(value, name)
 
 
 def _additive(mask: Any, name: str, shapes: list[tuple[int, ...]], dtype: np.dtype) -> np.ndarray:

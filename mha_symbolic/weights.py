@@ -187,8 +187,9 @@ def _safe_open(path: Path) -> Any:
         raise InputError(f"{path} is not a readable .safetensors file: {e}") from None
 
 
-def _numpy(value: Any, name: str) -> np.ndarray:
-    """An array from a NumPy array or a torch tensor (detached; torch is never imported here)."""
+def as_array(value: Any, name: str = "the array") -> np.ndarray:
+    """A NumPy array from an array, nested lists or a torch tensor (detached; bfloat16 widened exactly; torch is
+    never imported here).  Text and ragged rows are refused, naming ``name``."""
     if hasattr(value, "detach") and hasattr(value, "cpu"):
         value = value.detach().cpu()
         if str(getattr(value, "dtype", "")) == "torch.bfloat16":
@@ -197,9 +198,14 @@ def _numpy(value: Any, name: str) -> np.ndarray:
     if isinstance(value, (str, bytes)):
         raise InputError(f"{name} must be an array of numbers, got a {type(value).__name__}")
     try:
-        arr = np.asarray(value)
+        return np.asarray(value)
     except (ValueError, TypeError):
         raise InputError(f"{name} is ragged: its rows have different lengths") from None
+
+
+def _numpy(value: Any, name: str) -> np.ndarray:
+    """:func:`as_array`, then real and finite entries required (a checkpoint's tensors)."""
+    arr = as_array(value, name)
     if arr.dtype.kind not in "iuf":
         raise InputError(f"{name} has dtype {arr.dtype}; expected real numbers")
     if not np.isfinite(arr).all():

@@ -342,9 +342,3 @@ def _input(X: Any, n: int | None, d_model: int, seed: int) -> np.ndarray | None:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError(f"n (the generated input's length) must be a positive integer, got {n!r}")
     return np.random.default_rng(seed).normal(size=(n, d_model))
-
-
-def layer_circuits(weights: Any, **kw: Any) -> Iterator[list[HeadCircuits]]:
-    """The circuits of each layer in turn (one layer in memory at a time)."""
-    for w in load_weights(weights, **kw):
-        yield circuits(w)
