@@ -10,7 +10,7 @@ from .concat import Concat, ConcatHeads
 from .derivation import Derivation
 from .dims import Dims
 from .document import check_file, check_text
-from .errors import DimensionError, InputError, MHASymbolicError, ParseError, ShapeError, SizeLimitError
+from .errors import DimensionError, InputError, MaskError, MHASymbolicError, ParseError, ShapeError, SizeLimitError
 from .evaluation import Evaluation, evaluate
 from .examples import EXAMPLES, example
 from .heads import HeadMatrix
@@ -24,6 +24,6 @@ __all__ = [
     "MultiHeadAttention", "Step", "Dims", "Softmax", "softmax", "Concat", "ConcatHeads", "HeadMatrix",
     "Evaluation", "evaluate", "EXAMPLES", "example", "NumericMHA", "stable_softmax", "from_pytorch", "PyTorchMHA",
     "Derivation", "check_file", "check_text", "latex", "rank_bound",
-    "MHASymbolicError", "DimensionError", "ShapeError", "InputError", "ParseError", "SizeLimitError",
+    "MHASymbolicError", "DimensionError", "ShapeError", "InputError", "ParseError", "SizeLimitError", "MaskError",
     "Budget", "BudgetExceeded",
 ]

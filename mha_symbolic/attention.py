@@ -42,7 +42,21 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from sympy import Basic, Eq, Expr, Integer, MatAdd, MatMul, MatrixSymbol, OneMatrix, Rational, Symbol, Tuple, sqrt
+from sympy import (
+    Basic,
+    Eq,
+    Expr,
+    Integer,
+    MatAdd,
+    MatMul,
+    MatrixSymbol,
+    OneMatrix,
+    Rational,
+    Symbol,
+    Tuple,
+    ceiling,
+    sqrt,
+)
 from sympy.core.symbol import Str
 from sympy.logic.boolalg import BooleanAtom, false, true
 
@@ -51,17 +65,21 @@ from ._mapping import StepMapping
 from ._shape import check_same_rows, check_same_shape, checked_matmul
 from ._text import text
 from .concat import Concat, ConcatHeads
-from .dims import DIMENSION_NAMES, Dims, dimension_symbol
+from .dims import DIMENSION_NAMES, Dims, _as_dimension, dimension_symbol
 from .errors import DimensionError, InputError
 from .heads import HeadMatrix, ModelMatrix
 from .latex import LatexReprMixin
 from .scaling import ScaledScores
 from .softmax import Softmax
 
-__all__ = ["MultiHeadAttention", "Step", "CONVENTIONS"]
+__all__ = ["MultiHeadAttention", "Step", "CONVENTIONS", "MASKS"]
 
 CONVENTIONS = ("projection", "split")
+#: Masks besides ``causal``: a 0/1 key-padding row ``m`` (1 = attend) or an additive ``n x n_kv`` matrix ``M``.
+MASKS = ("key_padding", "additive")
 HEAD_INDEX = Symbol("i", integer=True, positive=True)
+#: A general key/value head of grouped-query attention with symbolic ``h``.
+KV_INDEX = Symbol("j", integer=True, positive=True)
 
 
 #: The standard factor on the scores, written in the dimension symbols.
@@ -84,20 +102,52 @@ def _scale(value: Any) -> Expr:
     return expr
 
 
-def _kv_heads(value: Any, dims: Dims) -> int | None:
-    """``g`` checked: a positive integer dividing a concrete ``h``; ``None`` (or ``g = h``) is plain MHA."""
+def _kv_heads(value: Any, dims: Dims) -> Expr | None:
+    """``g`` checked: a positive integer (or, with a symbolic ``h``, a symbol) dividing ``h``; ``None``, ``0`` (the
+    canonical "one per query head") or ``g = h`` is plain MHA."""
     if value is None:
         return None
+    if isinstance(value, str):
+        if not value.isidentifier():
+            raise InputError(f"kv_heads must be a positive integer or a symbol name, got {value!r}")
+        value = dimension_symbol(value)
+    if isinstance(value, Symbol):
+        if value.is_integer is not True or value.is_positive is not True:
+            raise InputError(f"kv_heads={value} must be declared Symbol(..., integer=True, positive=True)")
+        if dims.h.is_Integer:
+            raise InputError(f"kv_heads={value} is symbolic but h={dims.h} is concrete: give g as one of the "
+                             f"divisors of {dims.h}")
+        return None if value == dims.h else value
     if isinstance(value, Integer):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InputError(f"kv_heads must be a positive integer (the number of key/value heads), got {value!r}")
-    if not dims.h.is_Integer:
-        raise InputError("grouped-query attention (kv_heads) needs a concrete h for now; got symbolic h")
-    h = int(dims.h)
-    if h % int(value):
-        raise DimensionError(f"kv_heads g={value} must divide h={h}: each key/value head serves h/g query heads")
-    return None if int(value) == h else int(value)
+    if dims.h.is_Integer:
+        h = int(dims.h)
+        if h % int(value):
+            raise DimensionError(f"kv_heads g={value} must divide h={h}: each key/value head serves h/g query heads")
+        if int(value) == h:
+            return None
+    return Integer(int(value))
+
+
+def _kv_length(n_kv: Any, cross: Any) -> Expr | None:
+    """The key/value sequence length of cross-attention (``None``: self-attention)."""
+    if n_kv is None or n_kv is false or n_kv is False:
+        if _flag(cross, "cross"):
+            return dimension_symbol("n_kv")
+        return None
+    return _as_dimension("n_kv", n_kv)
+
+
+def _mask(value: Any) -> str | None:
+    name = value.name if isinstance(value, Str) else value
+    if name in (None, "none"):
+        return None
+    if name not in MASKS:
+        raise InputError(f"mask must be None, 'key_padding' (a 0/1 row m per key, 1 = attend) or 'additive' (a "
+                         f"matrix M added to the scores, entries real or -oo), got {value!r}")
+    return str(name)
 
 
 def _flag(value: Any, name: str = "flag") -> BooleanAtom:
@@ -207,19 +257,21 @@ class MultiHeadAttention(LatexReprMixin, Basic):
 
     def __new__(cls, n: Any = None, d_model: Any = None, h: Any = None, *args: Any, d_k: Any = None,
                 d_v: Any = None, convention: Any = "projection", causal: Any = False,
-                bias: Any = False, scale: Any = None, kv_heads: Any = None) -> MultiHeadAttention:
-        if isinstance(n, Dims):  # canonical: MultiHeadAttention(dims, convention, causal, bias, scale[, kv_heads])
+                bias: Any = False, scale: Any = None, kv_heads: Any = None, n_kv: Any = None, cross: Any = False,
+                mask: Any = None) -> MultiHeadAttention:
+        if isinstance(n, Dims):  # canonical: MultiHeadAttention(dims, convention, causal, bias, scale[, g, n_kv, mask])
             dims = n
             if d_model is not None:
                 convention = d_model
             if h is not None:
                 causal = h
-            if args:
-                bias = args[0]
-            if len(args) > 1:
-                scale = args[1]
-            if len(args) > 2:
-                kv_heads = args[2]
+            options = dict(zip(("bias", "scale", "kv_heads", "n_kv", "mask"), args, strict=False))
+            bias = options.get("bias", bias)
+            scale = options.get("scale", scale)
+            kv_heads = options.get("kv_heads", kv_heads)
+            kv_heads = None if kv_heads == Integer(0) else kv_heads  # the canonical filler for "no grouping"
+            n_kv = options.get("n_kv", n_kv)
+            mask = options.get("mask", mask)
         else:
             if args:
                 raise InputError("MultiHeadAttention takes n, d_model, h positionally; give d_k, d_v by keyword")
@@ -234,8 +286,14 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             raise InputError("grouped-query attention (kv_heads) is defined in the projection convention: in the "
                              "split convention each head reads its own block of X, which a shared key/value head "
                              "cannot")
+        length = _kv_length(n_kv, cross)
+        masked = _mask(mask)
+        options_args = [kv if kv is not None else Integer(0), length if length is not None else false,
+                        Str(masked or "none")]
+        while options_args and options_args[-1] in (Integer(0), false, Str("none")):
+            options_args.pop()  # defaults are left out: multi-head self-attention keeps its five arguments
         return Basic.__new__(cls, dims, Str(conv), _flag(causal, "causal"), _flag(bias, "bias"), _scale(scale),
-                             *([Integer(kv)] if kv is not None else []))
+                             *options_args)
 
     dims = property(lambda self: self.args[0], doc="the :class:`Dims`")
     convention = property(lambda self: self.args[1].name, doc='``"projection"`` or ``"split"``')
@@ -243,20 +301,67 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     bias = property(lambda self: bool(self.args[3]), doc="biases b_Q^i, b_K^i, b_V^i, b_O (PyTorch's x W^T + b)?")
 
     @property
-    def kv_heads(self) -> int | None:
-        """``g``, the number of key/value heads of grouped-query attention (``None``: one per query head)."""
-        return int(self.args[5]) if len(self.args) > 5 else None
+    def kv_heads(self) -> Any:
+        """``g``, the number of key/value heads of grouped-query attention (``None``: one per query head); an
+        ``int``, or a symbol when ``h`` is symbolic."""
+        if len(self.args) <= 5 or self.args[5] == 0:
+            return None
+        g = self.args[5]
+        return int(g) if g.is_Integer else g
+
+    @property
+    def cross(self) -> bool:
+        """Cross-attention: keys and values from a second input ``Y`` (``n_kv x d_model``)?"""
+        return len(self.args) > 6 and self.args[6] is not false
+
+    @property
+    def n_kv(self) -> Any:
+        """The number of keys/values: ``n_kv`` for cross-attention, ``n`` (the queries) for self-attention."""
+        return self.args[6] if self.cross else self.dims.n
+
+    @property
+    def mask(self) -> str | None:
+        """``"key_padding"``, ``"additive"`` or ``None`` (the causal mask is :attr:`causal`)."""
+        return self.args[7].name if len(self.args) > 7 and self.args[7].name != "none" else None
 
     def kv_index(self, i: Any) -> Any:
         """The key/value head query head ``i`` reads: ``ceil(i g / h)``, or ``i`` without grouping."""
-        if self.kv_heads is None:
+        g = self.kv_heads
+        if g is None:
             return i
-        return (int(i) - 1) // (int(self.dims.h) // self.kv_heads) + 1
+        if g == 1:
+            return 1
+        if self.dims.h.is_Integer and getattr(i, "is_Integer", True):
+            return (int(i) - 1) // (int(self.dims.h) // g) + 1
+        return ceiling(i * g / self.dims.h)
 
     @property
     def kv_indices(self) -> list[Any]:
-        """The key/value heads: ``[1, ..., g]`` with grouping, else :attr:`head_indices`."""
-        return list(range(1, self.kv_heads + 1)) if self.kv_heads is not None else self.head_indices
+        """The key/value heads: ``[1, ..., g]`` with grouping (a general ``j`` for symbolic ``h`` and ``g > 1``),
+        else :attr:`head_indices`."""
+        g = self.kv_heads
+        if g is None:
+            return self.head_indices
+        if g == 1 or self.dims.h.is_Integer:
+            return list(range(1, int(g) + 1))
+        return [KV_INDEX]
+
+    def multiplicity(self, index: Any) -> Any:
+        """How many heads a step or weight with this head index stands for: ``h`` for a general query head
+        ``i``, ``g`` for a general key/value head ``j``, else 1."""
+        if index == HEAD_INDEX:
+            return self.dims.h
+        if index == KV_INDEX:
+            return self.kv_heads
+        return Integer(1)
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """Conditions the model takes as given because its sizes are symbolic (``g`` divides ``h``)."""
+        g = self.kv_heads
+        if g is not None and g != 1 and not self.dims.h.is_Integer:
+            return (f"g = {g} divides h = {self.dims.h}",)
+        return ()
 
     @property
     def scale(self) -> Any:
@@ -271,7 +376,15 @@ class MultiHeadAttention(LatexReprMixin, Basic):
 
     def bind(self, **values: Any) -> MultiHeadAttention:
         """The same model with some dimensions made concrete (see :meth:`Dims.bind`)."""
-        return self.func(self.dims.bind(**values), *self.args[1:])
+        kv = {k: values.pop(k) for k in ("kv_heads", "n_kv") if k in values}
+        dims = self.dims.bind(**values)
+        subs = {dimension_symbol(k): v for k, v in dims.as_dict().items()}
+        g = kv.get("kv_heads", self.kv_heads)
+        g = g.xreplace(subs) if isinstance(g, Expr) else g
+        if "n_kv" in kv and not self.cross:
+            raise DimensionError("n_kv is bound only in cross-attention; in self-attention the keys are the n queries")
+        n_kv = kv.get("n_kv", self.args[6] if self.cross else None)
+        return type(self)(dims, self.convention, self.causal, self.bias, self.args[4], g, n_kv, self.mask)
 
     def replace_options(self, **options: Any) -> MultiHeadAttention:
         """The same dimensions with other options (``convention``, ``causal``, ``bias``, ``scale``).
@@ -280,13 +393,13 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         S_1
         """
         current = {"convention": self.convention, "causal": self.causal, "bias": self.bias, "scale": self.args[4],
-                   "kv_heads": self.kv_heads}
+                   "kv_heads": self.kv_heads, "n_kv": self.args[6] if self.cross else None, "mask": self.mask}
         unknown = set(options) - set(current)
         if unknown:
             raise InputError(f"unknown model option(s) {sorted(unknown)}; options are {sorted(current)}")
         current.update(options)
         return type(self)(self.dims, current["convention"], current["causal"], current["bias"], current["scale"],
-                          current["kv_heads"])
+                          current["kv_heads"], current["n_kv"], current["mask"])
 
     @property
     def head_indices(self) -> list[Any]:
@@ -299,6 +412,21 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     def X(self) -> MatrixSymbol:
         """The input ``X`` (``n x d_model``)."""
         return ModelMatrix("X", self.dims.n, self.dims.d_model)
+
+    @cached_property
+    def Y(self) -> MatrixSymbol:
+        """The key/value input ``Y`` of cross-attention (``n_kv x d_model``); ``X`` itself in self-attention."""
+        return ModelMatrix("Y", self.n_kv, self.dims.d_model) if self.cross else self.X
+
+    @cached_property
+    def mask_matrix(self) -> Any:
+        """The mask input: the key-padding row ``m`` (``1 x n_kv``, entries 0/1, 1 = attend) or the additive
+        ``M`` (``n x n_kv``, entries real or ``-oo``); ``None`` without such a mask."""
+        if self.mask == "key_padding":
+            return ModelMatrix("m", 1, self.n_kv)
+        if self.mask == "additive":
+            return ModelMatrix("M", self.dims.n, self.n_kv)
+        return None
 
     @cached_property
     def W_O(self) -> MatrixSymbol:
@@ -327,13 +455,19 @@ class MultiHeadAttention(LatexReprMixin, Basic):
 
     @property
     def inputs(self) -> dict[str, Any]:
-        """``{"X": X, "W_Q": [W_Q^1, ...], "W_K": [...], "W_V": [...], "W_O": W_O}``."""
+        """``{"X": X, "W_Q": [W_Q^1, ...], "W_K": [...], "W_V": [...], "W_O": W_O}``, with ``"Y"`` after ``"X"``
+        for cross-attention, the biases, and ``"m"`` or ``"M"`` last for a key-padding or additive mask."""
         idx = {"Q": self.head_indices, "K": self.kv_indices, "V": self.kv_indices}
-        inputs: dict[str, Any] = {"X": self.X, **{f"W_{k}": [self.W(k, i) for i in idx[k]] for k in "QKV"},
-                                  "W_O": self.W_O}
+        inputs: dict[str, Any] = {"X": self.X}
+        if self.cross:
+            inputs["Y"] = self.Y
+        inputs.update({f"W_{k}": [self.W(k, i) for i in idx[k]] for k in "QKV"})
+        inputs["W_O"] = self.W_O
         if self.bias:
             inputs.update({f"b_{k}": [self.b(k, i) for i in idx[k]] for k in "QKV"})
             inputs["b_O"] = self.b_O
+        if self.mask_matrix is not None:
+            inputs[self.mask_matrix.name] = self.mask_matrix
         return inputs
 
     # ----- the steps --------------------------------------------------------------------
@@ -354,7 +488,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             step = f"{text(symbol)} = {text(as_sympy(factors[0]) * factors[1])}"
             rhs, conds = checked_matmul(step, factors, D)
             if bias is not None:  # 1 b: the bias row repeated for every token (just b for one token)
-                ones_b, more = checked_matmul(step, [bias] if D.n == 1 else [OneMatrix(D.n, 1), bias], D)
+                rows = rhs.shape[0]  # n tokens (queries) or n_kv (keys/values of cross-attention)
+                ones_b, more = checked_matmul(step, [bias] if rows == 1 else [OneMatrix(rows, 1), bias], D)
                 conds += more + check_same_shape(step, rhs.shape, ones_b.shape, D)
                 rhs = MatAdd(rhs, ones_b, evaluate=True)  # canonical order, as printed and read back
             return add(symbol, rhs, conds)
@@ -364,6 +499,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
 
         heads = []
         shared: dict[Any, tuple[Any, Any]] = {}  # key/value head j -> its K_j, V_j steps
+        n_kv = self.n_kv
         for i in self.head_indices:
             def sym(base: str, rows: Any, cols: Any, style: str = "sub", i: Any = i) -> HeadMatrix:
                 return HeadMatrix(base, rows, cols, i, style)
@@ -372,21 +508,35 @@ class MultiHeadAttention(LatexReprMixin, Basic):
                 w = self._head_width()
                 x_i = sym("X_head", D.n, w, "plain")
                 add(x_i, self.X[:, (i - 1) * w: i * w])
+                if self.cross:
+                    y_i = sym("Y_head", n_kv, w, "plain")
+                    add(y_i, self.Y[:, (i - 1) * w: i * w])
+                else:
+                    y_i = x_i
             else:
-                x_i = self.X
+                x_i, y_i = self.X, self.Y
             q = product(sym("Q", D.n, D.d_k), x_i, self.W("Q", i), bias=b("Q", i))
             j = self.kv_index(i)
-            if j not in shared:
-                shared[j] = (product(sym("K", D.n, D.d_k, i=j), x_i, self.W("K", j), bias=b("K", j)),
-                             product(sym("V", D.n, D.d_v, i=j), x_i, self.W("V", j), bias=b("V", j)))
-            k, v = shared[j]
-            s = product(sym("S", D.n, D.n), q, k.T)
+            general = not getattr(j, "is_Integer", True) and j != i  # ceil(i g / h): a general key/value head
+            key = KV_INDEX if general else j
+            if key not in shared:
+                shared[key] = (product(sym("K", n_kv, D.d_k, i=key), y_i, self.W("K", key), bias=b("K", key)),
+                               product(sym("V", n_kv, D.d_v, i=key), y_i, self.W("V", key), bias=b("V", key)))
+            k, v = shared[key]
+            if general:  # K_{ceil(i g/h)}: the general K_j read by query head i
+                k, v = (self._read(step, {KV_INDEX: j}, full) for step in (k, v))
+            s = product(sym("S", D.n, n_kv), q, k.T)
             if self.default_scale:
                 scaled: Any = ScaledScores(s, D.d_k)
             else:
                 scaled = MatMul(self.scale, s) if self.scale != 1 else s
-            s_scaled = add(sym("S'", D.n, D.n), scaled)
-            a = add(sym("A", D.n, D.n), Softmax(s_scaled, self.causal))
+            s_scaled = add(sym("S'", D.n, n_kv), scaled)
+            if self.mask == "additive":
+                masked = MatAdd(s_scaled, self.mask_matrix)
+                conds = check_same_shape(f"A_{i} = softmax(S'_{i} + M)", s_scaled.shape, self.mask_matrix.shape, D)
+                a = add(sym("A", D.n, n_kv), Softmax(masked, self.causal), conds)
+            else:
+                a = add(sym("A", D.n, n_kv), Softmax(s_scaled, self.causal, self.mask_matrix))
             heads.append(product(sym("head", D.n, D.d_v), a, v))
 
         concat = ModelMatrix("Concat", D.n, D.h * D.d_v)
@@ -398,6 +548,13 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         product(ModelMatrix("Output", D.n, D.d_model), concat, self.W_O, bias=self.b_O if self.bias else None)
         return Steps(built)
 
+    @staticmethod
+    def _read(symbol: Any, index: dict[Any, Any], full: dict[Any, Any]) -> Any:
+        """``K_j`` with ``j := ceil(i g / h)``: the symbol as query head ``i`` reads it, its full expression too."""
+        read = symbol.xreplace(index)
+        full[read] = full[symbol].xreplace(index)
+        return read
+
     @property
     def output(self) -> Any:
         """The full expression of the output in terms of ``X`` and the weights."""
@@ -407,7 +564,8 @@ class MultiHeadAttention(LatexReprMixin, Basic):
                  W_O: Any = None, **options: Any) -> Any:
         """Every step's explicit matrix; see :func:`mha_symbolic.evaluation.evaluate`.
 
-        Keyword options: biases (``b_Q``, ``b_K``, ``b_V`` per head, ``b_O``), ``exact``, ``max_terms``.
+        Keyword options: ``Y`` (cross-attention), ``mask``, biases (``b_Q``, ``b_K``, ``b_V`` per head, ``b_O``),
+        ``exact``, ``max_terms``.
         """
         from .evaluation import evaluate
 
@@ -428,6 +586,10 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         extra = (", causal=True" if self.causal else "") + (", bias=True" if self.bias else "")
         if self.kv_heads is not None:
             extra += f", kv_heads={self.kv_heads}"
+        if self.cross:
+            extra += f", n_kv={printer._print(self.n_kv)}"
+        if self.mask is not None:
+            extra += f", mask={self.mask!r}"
         if not self.default_scale:
             extra += f", scale={printer._print(self.args[4])}"
         return (f"MultiHeadAttention(n={printer._print(D.n)}, d_model={printer._print(D.d_model)}, "

@@ -22,6 +22,7 @@ __all__ = [
     "InputError",
     "ParseError",
     "SizeLimitError",
+    "MaskError",
 ]
 
 
@@ -47,3 +48,7 @@ class ParseError(MHASymbolicError, ValueError):
 
 class SizeLimitError(MHASymbolicError):
     """An exact computation would exceed the documented size limit; it was refused before starting."""
+
+
+class MaskError(InputError):
+    """A mask leaves a row of the attention weights with no key to attend to (softmax of an empty row)."""

@@ -49,10 +49,10 @@ from ._shape import check_matmul, check_result
 from ._text import shape_text
 from .concat import Concat
 from .dims import Dims
-from .errors import DimensionError, InputError, MHASymbolicError, ShapeError, SizeLimitError
+from .errors import DimensionError, InputError, MaskError, MHASymbolicError, ShapeError, SizeLimitError
 from .scaling import ScaledScores
 from .softmax import Softmax, explicit_softmax
-from .values import to_head_list, to_head_vectors, to_matrix
+from .values import to_head_list, to_head_vectors, to_mask, to_matrix
 
 if TYPE_CHECKING:
     from .attention import MultiHeadAttention
@@ -100,11 +100,12 @@ class Evaluation(StepMapping):
         return r"$\displaystyle \begin{aligned}%s\end{aligned}$" % r" \\ ".join(lines)
 
 
-def estimate_terms(dims: Any, symbolic_entries: bool = False) -> int:
-    """Estimated size of the exact ``Output`` expression: ``n^3 h d_v (d_model + 1)``.
+def estimate_terms(dims: Any, symbolic_entries: bool = False, n_kv: Any = None) -> int:
+    """Estimated size of the exact ``Output`` expression: ``n n_kv^2 h d_v (d_model + 1)`` (``n_kv = n`` in
+    self-attention).
 
-    Each softmax entry carries a denominator of ``n`` exponentials, each head entry
-    sums ``n`` of them, and each output entry sums ``h d_v`` head entries.  Symbolic
+    Each softmax entry carries a denominator of ``n_kv`` exponentials, each head entry
+    sums ``n_kv`` of them, and each output entry sums ``h d_v`` head entries.  Symbolic
     entries multiply this by ``d_model d_k`` (the size of one score polynomial).
 
     >>> from mha_symbolic.dims import Dims
@@ -112,7 +113,8 @@ def estimate_terms(dims: Any, symbolic_entries: bool = False) -> int:
     10240
     """
     n, dm, h, dk, dv = (int(x) for x in dims.args[:5])
-    terms = n**3 * h * dv * (dm + 1)
+    keys = n if n_kv is None else int(n_kv)
+    terms = n * keys**2 * h * dv * (dm + 1)
     return terms * dm * dk if symbolic_entries else terms
 
 
@@ -133,7 +135,7 @@ def _too_many_terms(n: Any, d_model: Any, h: Any, size: int, limit: int) -> Size
         f"(limit {limit:,}); use numeric evaluation instead, or pass max_terms={size} to insist")
 
 
-def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, symbolic: bool, limit: int) -> None:
+def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, symbolic: bool, limit: int, Y: Any = None) -> None:
     """The size guard before any input is converted, from the sizes the model fixes and the shapes the inputs
     announce: a 1000 x 512 X is refused at once, not after converting its 512,000 entries (the same estimate
     and message as the guard after conversion)."""
@@ -153,16 +155,20 @@ def _refuse_early(model: MultiHeadAttention, X: Any, W_Q: Any, symbolic: bool, l
         dims = Dims(sizes["n"], sizes["d_model"], sizes["h"], d_k=dk, d_v=sizes.get("d_v", dk))
     except MHASymbolicError:
         return  # the inputs contradict the model: the checks after conversion say how
-    size = estimate_terms(dims, symbolic_entries=symbolic)
+    keys = model.n_kv if model.n_kv.is_Integer else (_announced(Y) or (None,))[0] if model.cross else None
+    size = estimate_terms(dims, symbolic_entries=symbolic, n_kv=keys)
     if size > limit:
         raise _too_many_terms(dims.n, dims.d_model, dims.h, size, limit)
 
 
-def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMatrix] | None]) -> dict[str, int]:
+def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMatrix] | None],
+           Y: Any = None) -> dict[str, int]:
     """Values for the model's symbolic dimensions, read off the inputs."""
     D = model.dims
     tied = {r.lhs for r in D.relations}
     found: dict[str, int] = {}
+    if Y is not None and not model.n_kv.is_Integer:
+        found["n_kv"] = Y.rows
     if X is not None:
         if not D.n.is_Integer:
             found["n"] = X.rows
@@ -179,9 +185,9 @@ def _infer(model: MultiHeadAttention, X: Any, heads: dict[str, list[ImmutableMat
 
 
 def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any = None, W_V: Any = None,
-             W_O: Any = None, *, b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None,
-             exact: bool = True, max_terms: int | None = None, given_steps: dict[str, Any] | None = None
-             ) -> Evaluation:
+             W_O: Any = None, *, Y: Any = None, mask: Any = None, b_Q: Any = None, b_K: Any = None,
+             b_V: Any = None, b_O: Any = None, exact: bool = True, max_terms: int | None = None,
+             given_steps: dict[str, Any] | None = None) -> Evaluation:
     """Evaluate every step of ``model`` exactly; see the module docstring.
 
     Parameters
@@ -190,6 +196,10 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     X : matrix (``n x d_model``; a single vector is one token)
     W_Q, W_K, W_V : list of ``h`` per-head matrices, or an array of shape ``(h, rows, cols)``
     W_O : matrix (``h d_v x d_model``)
+    Y : the key/value input of cross-attention (``n_kv x d_model``)
+    mask : the key-padding row ``m`` (0/1 or bools, 1 = attend) or the additive matrix ``M`` (numbers or
+        ``-inf``) of a model built with ``mask=``; a row left with no key is a
+        :class:`~mha_symbolic.errors.MaskError` naming the step
     b_Q, b_K, b_V, b_O : biases of a model built with ``bias=True`` (per-head vectors; one vector)
     exact : convert floats to the rationals they denote (default) or keep ``Float``
     max_terms : size limit (see :func:`estimate_terms`); ``None`` means the default
@@ -203,9 +213,17 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     unstated = (any(v is None for v in (X, W_Q, W_K, W_V, W_O))
                 or (model.bias and any(b is None for b in (b_Q, b_K, b_V, b_O)))
                 or any(isinstance(v, (list, tuple)) and any(m is None for m in v) for v in (W_Q, W_K, W_V)))
-    _refuse_early(model, X, W_Q, unstated, limit)
+    _refuse_early(model, X, W_Q, unstated, limit, Y)
     h = int(model.dims.h) if model.dims.h.is_Integer else None
     Xm = to_matrix(X, "X", exact=exact, vector_as_row=True) if X is not None else None
+    if Y is not None and not model.cross:
+        raise InputError("Y given, but the model is self-attention (keys and values from X); build it with "
+                         "MultiHeadAttention(..., cross=True) or n_kv=...")
+    if mask is not None and model.mask is None:
+        raise InputError("mask given, but the model has none; build it with mask='key_padding' or 'additive'")
+    Ym = to_matrix(Y, "Y", exact=exact, vector_as_row=True) if Y is not None else None
+    mask_name = model.mask_matrix.name if model.mask_matrix is not None else ""
+    Mm = to_mask(mask, mask_name, str(model.mask), exact=exact) if mask is not None else None
     heads: dict[str, list[ImmutableMatrix] | None] = {}
     g = model.kv_heads  # grouped-query attention: g key/value heads (h is then concrete)
     for key, value in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
@@ -223,11 +241,12 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     if b_O is not None:
         biases["b_O"] = to_matrix(b_O, "b_O", exact=exact, vector_as_row=True)
 
-    found = _infer(model, Xm, heads)
+    found = _infer(model, Xm, heads, Ym)
     concrete = model.bind(**found) if found else model
     D = concrete.dims
-    if not D.is_concrete:
-        missing = [k for k, v in D.as_dict().items() if not v.is_Integer]
+    if not D.is_concrete or not concrete.n_kv.is_Integer:
+        missing = [k for k, v in D.as_dict().items() if not v.is_Integer] + \
+            ([] if concrete.n_kv.is_Integer else ["n_kv"])
         raise DimensionError(
             f"cannot evaluate with symbolic dimensions {missing}: build the model with concrete sizes "
             "or pass X and the per-head weights"
@@ -235,11 +254,18 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     if Xm is not None and Xm.shape != (D.n, D.d_model):
         raise ShapeError(f"X has shape {shape_text(Xm.shape)}; the model expects (n, d_model) = "
                          f"{shape_text((D.n, D.d_model))}")
+    if Ym is not None and Ym.shape != (concrete.n_kv, D.d_model):
+        raise ShapeError(f"Y has shape {shape_text(Ym.shape)}; the model expects (n_kv, d_model) = "
+                         f"{shape_text((concrete.n_kv, D.d_model))}")
+    if Mm is not None and Mm.shape != concrete.mask_matrix.shape:
+        raise ShapeError(f"the mask {mask_name} has shape {shape_text(Mm.shape)}; the model expects "
+                         f"{shape_text(concrete.mask_matrix.shape)}" + (" = (1, n_kv)" if mask_name == "m" else
+                                                                        " = (n, n_kv)"))
 
     inputs = concrete.inputs
     symbolic = (any(v is None for v in (Xm, Wo, *heads.values())) or (model.bias and len(biases) < 4)
-                or any(m is None for v in heads.values() if v for m in v))
-    size = estimate_terms(D, symbolic_entries=symbolic)
+                or any(m is None for v in heads.values() if v for m in v) or (model.cross and Ym is None))
+    size = estimate_terms(D, symbolic_entries=symbolic, n_kv=int(concrete.n_kv))
     if size > limit:
         raise _too_many_terms(D.n, D.d_model, D.h, size, limit)
 
@@ -254,6 +280,13 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
             for k, sym in enumerate(inputs[key]):
                 values[sym] = biases[key][k] if key in biases else sym.as_explicit()
         values[inputs["b_O"]] = biases.get("b_O", inputs["b_O"].as_explicit())
+    if model.cross:
+        values[inputs["Y"]] = Ym if Ym is not None else inputs["Y"].as_explicit()
+    if concrete.mask_matrix is not None:
+        if Mm is None:
+            raise InputError(f"the mask {mask_name} is missing: the model was built with mask={model.mask!r}; pass "
+                             f"mask=...")
+        values[concrete.mask_matrix] = Mm
 
     overrides = {name: to_matrix(v, name, exact=exact) for name, v in (given_steps or {}).items()}
     unknown = set(overrides) - set(concrete.steps)
@@ -294,7 +327,11 @@ def _explicit(e: Any, values: dict[Any, ImmutableMatrix], step: str) -> Immutabl
         factor = e.factor
         return ImmutableMatrix(_explicit(e.scores, values, step).applyfunc(lambda x: factor * x))
     if isinstance(e, Softmax):
-        return explicit_softmax(_explicit(e.arg, values, step), e.causal)
+        keep = _explicit(e.keep, values, step) if e.keep is not None else None
+        try:
+            return explicit_softmax(_explicit(e.arg, values, step), e.causal, keep)
+        except MaskError as error:
+            raise MaskError(f"step {step}: {error}") from None
     if isinstance(e, Concat):
         blocks = [_explicit(b, values, step) for b in e.blocks]
         for k, b in enumerate(blocks[1:], start=2):

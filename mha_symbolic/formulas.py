@@ -120,7 +120,9 @@ def attention_rhs(model: MultiHeadAttention, Q: Any, K: Any, V: Any) -> Any:
     rhs = steps[name("head")].definition
     for _ in range(len(inner)):
         rhs = rhs.xreplace(inner)
-    qkv = {steps[name(b)].symbol: m for b, m in zip("QKV", (Q, K, V), strict=True)}
+    # the head's own Q_i and the K_j, V_j it reads (j = i, or its key/value head with grouping)
+    qkv = {steps[name("Q")].symbol: Q}
+    qkv.update({a: {"K": K, "V": V}[a.base] for a in rhs.atoms(HeadMatrix) if a.base in ("K", "V")})
     return rhs.xreplace(qkv)
 
 
@@ -132,10 +134,12 @@ def standard_formulas(model: MultiHeadAttention) -> list[Equation]:
     split convention ``head_i = Attention(X_i W_i^Q, X_i W_i^K, X_i W_i^V)``.
     """
     D = model.dims
-    Q, K, V = (MatrixSymbol(s, D.n, D.d_model) for s in "QKV")
+    Q = MatrixSymbol("Q", D.n, D.d_model)
+    K, V = (MatrixSymbol(s, model.n_kv, D.d_model) for s in "KV")  # n_kv rows in cross-attention
     from .attention import HEAD_INDEX
 
     index = model.head_indices[0]  # i, or 1 for an integer h
+    kv = model.kv_index(index)  # the key/value head it reads (grouped-query attention)
     formulas = [Equation(r.lhs, r.rhs) for r in D.relations if r.lhs == D.d_k]
     formulas.append(Equation(Attention(Q, K, V, D.d_k), attention_rhs(model, Q, K, V)))
     head = HeadMatrix("head", D.n, D.d_v, HEAD_INDEX, "sub")
@@ -144,8 +148,8 @@ def standard_formulas(model: MultiHeadAttention) -> list[Equation]:
     else:
         Qi, Ki, Vi = Q, K, V
     formulas.append(Equation(head.subs(HEAD_INDEX, index),
-                             Attention(MatMul(Qi, model.W("Q", index)), MatMul(Ki, model.W("K", index)),
-                                       MatMul(Vi, model.W("V", index)), D.d_k)))
+                             Attention(MatMul(Qi, model.W("Q", index)), MatMul(Ki, model.W("K", kv)),
+                                       MatMul(Vi, model.W("V", kv)), D.d_k)))
     concat: Any = ConcatHeads(head, HEAD_INDEX, D.h)
     if D.h.is_Integer and D.h <= 3:  # written out in full, as it prints
         concat = Concat(*(concat.head(k) for k in range(1, int(D.h) + 1)))

@@ -51,7 +51,7 @@ from sympy.printing.numpy import NumPyPrinter
 
 from ._text import shape_text
 from .concat import Concat
-from .errors import DimensionError, InputError, ShapeError
+from .errors import DimensionError, InputError, MaskError, ShapeError
 from .heads import HeadMatrix
 from .softmax import Softmax
 
@@ -61,11 +61,13 @@ if TYPE_CHECKING:
 __all__ = ["stable_softmax", "lambdify_model", "NumericMHA"]
 
 
-def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False) -> np.ndarray:
+def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False, keep: Any = None) -> np.ndarray:
     """Row-wise softmax over the last axis, computed as ``exp(x - max) / sum``; dtype kept.
 
     ``overwrite=True`` reuses ``x``'s buffer (the generated code does so for scores it
-    no longer needs).
+    no longer needs).  ``keep`` is a key-padding mask broadcast against ``x`` (0/False: masked).  Entries
+    ``-inf`` (an additive mask) get weight 0; a row with no key left raises
+    :class:`~mha_symbolic.errors.MaskError` instead of returning ``nan``.
 
     >>> stable_softmax(np.array([[1e4, 0.0]])).tolist()
     [[1.0, 0.0]]
@@ -73,20 +75,31 @@ def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False)
     [[1.0, 0.0], [0.5, 0.5]]
     >>> x = np.zeros((1, 2)); y = stable_softmax(x, overwrite=True); y is x
     True
+    >>> stable_softmax(np.zeros((1, 3)), keep=np.array([[1, 0, 1]])).tolist()
+    [[0.5, 0.0, 0.5]]
     """
+    masks = []
     if causal:
         rows, cols = x.shape[-2:]
-        mask = np.triu(np.ones((rows, cols), dtype=bool), k=1)
+        masks.append(np.triu(np.ones((rows, cols), dtype=bool), k=1))
+    if keep is not None:
+        masks.append(np.asarray(keep) == 0)
+    for mask in masks:
         if overwrite:
             np.copyto(x, -np.inf, where=mask)
         else:
             x = np.where(mask, -np.inf, x)
             overwrite = True
+    top = x.max(axis=-1, keepdims=True)
+    if np.isneginf(top).any():
+        where = tuple(int(i) for i in np.argwhere(np.isneginf(top[..., 0]))[0])
+        raise MaskError(f"softmax of a fully masked row: row {where[-1] + 1}"
+                        f"{f' of batch entry {where[:-1]}' if len(where) > 1 else ''} has no key left to attend to")
     if overwrite:
         z = x
-        z -= x.max(axis=-1, keepdims=True)
+        z -= top
     else:
-        z = x - x.max(axis=-1, keepdims=True)
+        z = x - top
     np.exp(z, out=z)
     z /= z.sum(axis=-1, keepdims=True)
     return z
@@ -134,7 +147,8 @@ class _MatrixNumPyPrinter(NumPyPrinter):
 
     def _print_Softmax(self, expr: Softmax) -> str:
         overwrite = ", overwrite=True" if expr.arg in self.consumable else ""
-        return f"_stable_softmax({self._print(expr.arg)}, {expr.causal}{overwrite})"
+        keep = f", keep={self._print(expr.keep)}" if expr.keep is not None else ""
+        return f"_stable_softmax({self._print(expr.arg)}, {expr.causal}{overwrite}{keep})"
 
     def _print_Concat(self, expr: Concat) -> str:
         return f"{self._np('concatenate')}([{', '.join(self._print(b) for b in expr.blocks)}], axis=-1)"
@@ -226,10 +240,10 @@ class NumericMHA:
             self._cache[key] = (model, _compile(model, keep_steps))
         return self._cache[key]
 
-    def __call__(self, X: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, *, b_Q: Any = None, b_K: Any = None,
-                 b_V: Any = None, b_O: Any = None, steps: bool = False) -> Any:
+    def __call__(self, X: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, *, Y: Any = None, mask: Any = None,
+                 b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None, steps: bool = False) -> Any:
         arrays = _validate(self.model, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, b_Q=b_Q, b_K=b_K, b_V=b_V,
-                           b_O=b_O)
+                           b_O=b_O, Y=Y, mask=mask)
         found = {"d_model": arrays["X"].shape[-1], "h": len(arrays["W_Q"]),
                  "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
         model, compiled = self._compiled(found, keep_steps=steps)
@@ -276,8 +290,10 @@ class EntrywiseMHA:
         self._leaves = leaves
         self.function = lambdify([rename[s] for s in leaves], self.expr, modules="numpy", docstring_limit=0)
 
-    def __call__(self, X: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, **biases: Any) -> np.ndarray:
-        arrays = _validate(self.model, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, **biases)
+    def __call__(self, X: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, **options: Any) -> np.ndarray:
+        if self.model.cross or self.model.mask is not None:
+            raise InputError("the entry-wise function covers self-attention without masks; use lambdify()")
+        arrays = _validate(self.model, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, **options)
         if arrays["X"].ndim != 2:
             raise InputError("the entry-wise function takes one X of shape (n, d_model); use lambdify() to batch")
         _check_shapes(self.model, arrays)
@@ -306,6 +322,26 @@ def _array(name: str, value: Any) -> np.ndarray:
     return arr
 
 
+def _mask_array(kind: str, value: Any) -> np.ndarray:
+    """A key-padding mask ``(..., n_kv)`` of 0/1 or bools (1 = attend), as ``(..., 1, n_kv)``; an additive mask
+    ``(..., n, n_kv)`` of finite numbers or ``-inf``."""
+    if kind == "key_padding":
+        try:
+            arr = np.asarray(value)
+        except ValueError:
+            raise InputError("m (the key-padding mask) is ragged") from None
+        if arr.dtype.kind not in "biuf" or arr.ndim < 1 or not np.isin(arr, (0, 1)).all():
+            raise InputError("m (the key-padding mask) must hold 0/False (masked) or 1/True (attend) per key, "
+                             f"shape (..., n_kv); got dtype {arr.dtype}, shape {arr.shape}")
+        return (arr != 0)[..., None, :]
+    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    if arr.dtype.kind not in "iuf":
+        raise InputError(f"M (the additive mask) has dtype {arr.dtype}; expected real numbers or -inf")
+    if np.isnan(arr).any() or np.isposinf(arr).any():
+        raise InputError("M (the additive mask) contains NaN or +inf; masked entries are -inf")
+    return arr if arr.ndim >= 2 else arr[None, :]
+
+
 def _heads(name: str, value: Any, vectors: bool = False) -> list[np.ndarray]:
     if isinstance(value, (list, tuple)):
         items = [_array(f"{name}[{k}]", v) for k, v in enumerate(value, start=1)]
@@ -331,6 +367,23 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
     if X.ndim < 2:
         raise InputError(f"X must have shape (..., n, d_model), got {X.shape}")
     out["X"] = X
+    Y, mask = inputs.get("Y"), inputs.get("mask")
+    if Y is not None and not model.cross:
+        raise InputError("Y given, but the model is self-attention (keys and values from X); build it with "
+                         "MultiHeadAttention(..., cross=True) or n_kv=...")
+    if model.cross:
+        if Y is None:
+            raise InputError("Y is missing: the model is cross-attention (keys and values from Y, shape "
+                             "(..., n_kv, d_model))")
+        out["Y"] = _array("Y", Y)
+        if out["Y"].ndim == 1:
+            out["Y"] = out["Y"][None, :]
+    if mask is not None and model.mask is None:
+        raise InputError("mask given, but the model has none; build it with mask='key_padding' or 'additive'")
+    if model.mask is not None:
+        if mask is None:
+            raise InputError(f"the mask is missing: the model was built with mask={model.mask!r}; pass mask=...")
+        out[model.mask_matrix.name] = _mask_array(model.mask, mask)
     for key in ("W_Q", "W_K", "W_V"):
         out[key] = _heads(key, inputs[key])
     out["W_O"] = _array("W_O", inputs["W_O"])
@@ -363,8 +416,25 @@ def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
     if X.shape[-1] != D.d_model or (D.n.is_Integer and X.shape[-2] != D.n):
         n = int(D.n) if D.n.is_Integer else "n"
         raise ShapeError(f"X has shape {X.shape}; expected (..., {n}, {D.d_model}) = (..., n, d_model)")
+    keys = int(model.n_kv) if model.n_kv.is_Integer else None
+    if model.cross:
+        Y = arrays["Y"]
+        if Y.ndim < 2 or 0 in Y.shape or Y.shape[-1] != D.d_model or (keys is not None and Y.shape[-2] != keys):
+            raise ShapeError(f"Y has shape {Y.shape}; expected (..., {keys or 'n_kv'}, {D.d_model}) = "
+                             "(..., n_kv, d_model), at least one key")
+        keys = Y.shape[-2]
+    elif keys is None:
+        keys = X.shape[-2]
+    if model.mask is not None:
+        name, given_mask = model.mask_matrix.name, arrays[model.mask_matrix.name]
+        mask_shape = (1, keys) if name == "m" else (X.shape[-2], keys)
+        if given_mask.shape[-2:] != mask_shape:
+            shown = (f"(..., {keys}) = (..., n_kv)" if name == "m" else
+                     f"(..., {mask_shape[0]}, {keys}) = (..., n, n_kv)")
+            got = given_mask.shape[:-2] + given_mask.shape[-1:] if name == "m" else given_mask.shape
+            raise ShapeError(f"the mask {name} has shape {got}; expected {shown}")
     for key, value in model.inputs.items():
-        if key == "X":
+        if key in ("X", "Y", "m", "M"):
             continue
         syms = value if isinstance(value, list) else [value]
         given = arrays[key]

@@ -41,24 +41,51 @@ from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr
 
 from ._convert import as_sympy
-from .errors import InputError
+from .errors import InputError, MaskError, ShapeError
 from .latex import LatexReprMixin
 
 __all__ = ["Softmax", "softmax", "explicit_softmax"]
 
 
-def explicit_softmax(M: Any, causal: bool = False) -> ImmutableMatrix:
+def explicit_softmax(M: Any, causal: bool = False, keep: Any = None) -> ImmutableMatrix:
     """Row-wise softmax of an explicit matrix, entries exact (``exp`` kept symbolic).
 
-    >>> from sympy import Matrix
+    ``keep`` is a key-padding row of 0/1 weights (1 = attend): entry ``(i, j)`` is
+    ``keep_j exp(s_ij) / sum_k keep_k exp(s_ik)``.  Entries ``-oo`` (an additive mask) get weight 0.  A row
+    with no key left is an error (:class:`~mha_symbolic.errors.MaskError`), not ``nan``.
+
+    >>> from sympy import Matrix, oo
     >>> explicit_softmax(Matrix([[0, 0]]))
     Matrix([[1/2, 1/2]])
+    >>> explicit_softmax(Matrix([[0, 0, 5]]), keep=Matrix([[1, 1, 0]]))
+    Matrix([[1/2, 1/2, 0]])
+    >>> explicit_softmax(Matrix([[0, -oo]]))
+    Matrix([[1, 0]])
+    >>> explicit_softmax(Matrix([[1, 2]]), keep=Matrix([[0, 0]]))
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.MaskError: softmax of a fully masked row: row 1 has no key left to attend to
+    (key padding m = [0, 0])
     """
     M = ImmutableMatrix(M)
+    weights = None
+    if keep is not None:
+        keep = ImmutableMatrix(keep)
+        if keep.shape != (1, M.cols):
+            raise ShapeError(f"the key-padding row has shape {keep.shape}; the scores have {M.cols} keys, so it "
+                             f"must be (1, {M.cols})")
+        bad = [x for x in keep if x not in (0, 1)]
+        if bad:
+            raise InputError(f"the key-padding row must hold 0 (masked) or 1 (attend), got {bad[0]}")
+        weights = list(keep)
     rows = []
     for i in range(M.rows):
         stop = min(i + 1, M.cols) if causal else M.cols
-        exps = [exp(M[i, j]) for j in range(stop)]
+        exps = [exp(M[i, j]) if weights is None or weights[j] else as_sympy(0) for j in range(stop)]
+        if all(e == 0 for e in exps):
+            why = f" (key padding m = {list(weights)})" if weights is not None else \
+                " (every score is -oo)" if stop == M.cols else " (the causal mask leaves keys with score -oo)"
+            raise MaskError(f"softmax of a fully masked row: row {i + 1} has no key left to attend to{why}")
         total = Add(*exps)
         rows.append([e / total for e in exps] + [as_sympy(0)] * (M.cols - stop))
     return ImmutableMatrix(M.rows, M.cols, [x for r in rows for x in r])
@@ -74,6 +101,9 @@ class Softmax(LatexReprMixin, MatrixExpr):
         The (scaled) scores.
     causal : bool
         Mask future positions: weight exactly ``0`` for ``j > i``.
+    keep : ``1 x c`` matrix expression, optional
+        A key-padding row of 0/1 weights (1 = attend): entry ``(i, j)`` is
+        ``keep_j exp(s_ij) / sum_k keep_k exp(s_ik)``.  (An additive mask is just ``Softmax(S + M)``.)
 
     See Also
     ========
@@ -81,14 +111,22 @@ class Softmax(LatexReprMixin, MatrixExpr):
     softmax : the evaluating function.
     """
 
-    def __new__(cls, arg: Any, causal: Any = False) -> Softmax:
+    def __new__(cls, arg: Any, causal: Any = False, keep: Any = None) -> Softmax:
         arg = as_sympy(arg)
         if not getattr(arg, "is_Matrix", False):
             raise InputError(f"softmax needs a matrix, got {arg!r}")
         if not isinstance(causal, (BooleanAtom, bool, int)) or isinstance(causal, int) and causal not in (0, 1):
             raise InputError(f"causal must be True or False, got {causal!r}")
         flag = causal if isinstance(causal, BooleanAtom) else (true if causal else false)
-        return Basic.__new__(cls, arg, flag)
+        if keep is None:
+            return Basic.__new__(cls, arg, flag)
+        keep = as_sympy(keep)
+        if not getattr(keep, "is_Matrix", False) or keep.shape[0] != 1:
+            raise InputError(f"the key-padding mask must be a 1 x c row, got {keep!r}")
+        if as_sympy(keep.shape[1] - arg.shape[1]).is_zero is False:
+            raise ShapeError(f"the key-padding row has {keep.shape[1]} entries but the scores have "
+                             f"{arg.shape[1]} keys")
+        return Basic.__new__(cls, arg, flag, keep)
 
     @property
     def arg(self) -> Any:
@@ -99,30 +137,43 @@ class Softmax(LatexReprMixin, MatrixExpr):
         return bool(self.args[1])
 
     @property
+    def keep(self) -> Any:
+        """The key-padding row (``None`` without one)."""
+        return self.args[2] if len(self.args) > 2 else None
+
+    @property
     def shape(self) -> tuple[Any, Any]:
         return self.arg.shape
 
     def _entry(self, i: Any, j: Any, **kwargs: Any) -> Any:
         k = Dummy("k", integer=True)
         last = i if self.causal else self.arg.shape[1] - 1
-        value = exp(self.arg[i, j]) / Sum(exp(self.arg[i, k]), (k, 0, last))
+        if self.keep is not None:
+            m = self.keep
+            value = m[0, j] * exp(self.arg[i, j]) / Sum(m[0, k] * exp(self.arg[i, k]), (k, 0, last))
+        else:
+            value = exp(self.arg[i, j]) / Sum(exp(self.arg[i, k]), (k, 0, last))
         if self.causal:
             return Piecewise((0, StrictGreaterThan(j, i)), (value, True))
         return value
 
     def doit(self, **hints: Any) -> Any:
         arg = self.arg.doit(**hints) if hints.get("deep", True) else self.arg
-        if isinstance(arg, MatrixBase):
-            return explicit_softmax(arg, self.causal)
-        return self.func(arg, self.args[1])
+        keep = self.keep.doit(**hints) if self.keep is not None and hints.get("deep", True) else self.keep
+        if isinstance(arg, MatrixBase) and (keep is None or isinstance(keep, MatrixBase)):
+            return explicit_softmax(arg, self.causal, keep)
+        return self.func(arg, self.args[1], keep)
 
     def _latex(self, printer: Any) -> str:
-        name = r"\mathrm{softmax}_{\mathrm{causal}}" if self.causal else r"\mathrm{softmax}"
+        marks = ([r"\mathrm{causal}"] if self.causal else []) + ([printer._print(self.keep)] if self.keep is not None
+                                                                 else [])
+        name = r"\mathrm{softmax}" + (r"_{%s}" % r",\,".join(marks) if marks else "")
         return rf"{name}\left({printer._print(self.arg)}\right)"
 
     def _sympystr(self, printer: Any) -> str:
         name = "causal_softmax" if self.causal else "softmax"
-        return f"{name}({printer._print(self.arg)})"
+        keep = f", keep={printer._print(self.keep)}" if self.keep is not None else ""
+        return f"{name}({printer._print(self.arg)}{keep})"
 
 
 def softmax(S: Any, causal: bool = False) -> Any:

@@ -43,7 +43,7 @@ from sympy.matrices import MatrixBase
 
 from .errors import InputError
 
-__all__ = ["to_exact", "to_matrix", "to_head_list", "to_head_vectors"]
+__all__ = ["to_mask", "to_exact", "to_matrix", "to_head_list", "to_head_vectors"]
 
 
 def to_exact(x: Any, where: str, exact: bool = True) -> Expr:
@@ -119,6 +119,48 @@ def to_matrix(value: Any, name: str, *, exact: bool = True, vector_as_row: bool 
     entries = [[to_exact(x, f"{name} entry ({i}, {j})", exact) for j, x in enumerate(r)]
                for i, r in enumerate(rows)]
     return ImmutableMatrix(entries)
+
+
+def _is_minus_infinity(x: Any) -> bool:
+    if isinstance(x, Basic):
+        return x == S.NegativeInfinity
+    return isinstance(x, (float, np.floating)) and math.isinf(float(x)) and float(x) < 0
+
+
+def to_mask(value: Any, name: str, kind: str, *, exact: bool = True) -> ImmutableMatrix:
+    """A mask as an explicit matrix: ``kind="key_padding"`` a row of 0/1 (bools allowed; 1 = attend),
+    ``kind="additive"`` a matrix of finite numbers or ``-oo`` (``float("-inf")``: the key is masked).
+
+    >>> to_mask([True, False], "m", "key_padding")
+    Matrix([[1, 0]])
+    >>> to_mask([[0, float("-inf")]], "M", "additive")
+    Matrix([[0, -oo]])
+    >>> to_mask([1, 2], "m", "key_padding")
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.InputError: m entry (0, 1) is 2; a key-padding mask holds 0 (masked) or 1 (attend)
+    """
+    try:
+        arr = np.array(value.tolist() if isinstance(value, MatrixBase) else value, dtype=object)
+    except ValueError:
+        return to_matrix(value, name, exact=exact)  # ragged: to_matrix says how
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2 or 0 in arr.shape:
+        return to_matrix(value, name, exact=exact)
+    if kind == "key_padding":
+        arr = np.vectorize(lambda x: int(x) if isinstance(x, (bool, np.bool_)) else x, otypes=[object])(arr)
+        M = to_matrix(arr, name, exact=exact)
+        for (i, j), x in np.ndenumerate(np.array(M.tolist(), dtype=object)):
+            if x not in (0, 1):
+                raise InputError(f"{name} entry ({i}, {j}) is {x}; a key-padding mask holds 0 (masked) or 1 (attend)")
+        return M
+    minus = np.vectorize(_is_minus_infinity, otypes=[bool])(arr)
+    arr[minus] = 0
+    rows = to_matrix(arr, name, exact=exact).tolist()
+    for i, j in zip(*np.nonzero(minus), strict=True):
+        rows[i][j] = S.NegativeInfinity
+    return ImmutableMatrix(rows)
 
 
 def to_head_list(value: Any, name: str, h: int | None, *, exact: bool = True) -> list[ImmutableMatrix]:

@@ -21,7 +21,7 @@ import pytest
 from sympy import Min, ZeroMatrix
 
 from mha_symbolic import MultiHeadAttention
-from mha_symbolic.proofs import causal_breaks_equivariance
+from mha_symbolic.proofs import causal_breaks_equivariance, parameter_and_flop_counts
 from mha_symbolic.rank import rank_bound
 from mha_symbolic.rank.counterexamples import (
     bottleneck_theorem,
@@ -29,6 +29,7 @@ from mha_symbolic.rank.counterexamples import (
     multihead_rank_comparison,
     softmax_rank_counterexample,
 )
+from mha_symbolic.rank.variants import variant_rank_bounds
 from mha_symbolic.rank.witness import rank_report
 from mha_symbolic.statements.proofs import CostStatement, Informal, ProofStatement
 from mha_symbolic.statements.ranks import RankComparison, RankOf, RankStatement
@@ -50,6 +51,16 @@ MODELS = {
     "unscaled": MultiHeadAttention(scale=1),
     "split 2x4x2": MultiHeadAttention(2, 4, 2, convention="split"),
     "bias 2x2x1": MultiHeadAttention(2, 2, 1, bias=True),
+}
+
+#: The variants of issue 15: their steps, shapes, rank traces, counts and certified rank bounds are pinned too.
+VARIANTS = {
+    "gqa symbolic h, g": MultiHeadAttention(kv_heads="g"),
+    "mqa 3x8x4": MultiHeadAttention(3, 8, 4, kv_heads=1),
+    "cross symbolic, key padding": MultiHeadAttention(cross=True, mask="key_padding"),
+    "cross 7x8x4 g=2 n_kv=2": MultiHeadAttention(7, 8, 4, kv_heads=2, n_kv=2),
+    "cross 5x4x2 additive bias n_kv=2": MultiHeadAttention(5, 4, 2, n_kv=2, mask="additive", bias=True),
+    "split cross causal 4x8x4 n_kv=3": MultiHeadAttention(4, 8, 4, n_kv=3, convention="split", causal=True),
 }
 
 I2 = [[1, 0], [0, 1]]
@@ -133,6 +144,17 @@ def sections() -> dict[str, str]:
             b = rank_bound(step.expr, model.dims)
             traces.append(f"{step_name}: {b.bound} <- " + "; ".join(f"{a.rule}: {a.bound}" for a in b.trace))
         out[f"rank traces {label}"] = "\n".join(traces)
+    for label, model in VARIANTS.items():
+        out[f"variant steps {label}"] = "\n".join(f"{s.text} | {s.shape} | {s.expr}" for s in model.steps.values())
+        counts = parameter_and_flop_counts(model).result
+        out[f"variant counts {label}"] = "\n".join(f"{k}: {counts[k]}" for k in (
+            "parameters", "biases", "matmul_flops", "elementwise_flops", "kv_cache_per_token"))
+        proof = variant_rank_bounds(model)
+        out[f"variant ranks {label}"] = "\n".join(
+            [f"{name}: {rb.bound} <- " + "; ".join(f"{a.rule}: {a.bound}" for a in rb.trace)
+             for name, rb in proof.result["traces"].items()] +
+            [f"{r.quantity} | {r.bound} | {r.attained} | {r.certificate} | {r.verdict} | seed {r.seed}"
+             for r in proof.result["rows"]] + [f"verified: {proof.verified}"])
     for text, statement, models in STATEMENTS:
         rows = []
         for label in models:

@@ -30,8 +30,9 @@ def test_steps_show_which_key_value_head_each_query_head_reads():
 def test_group_sizes_are_checked():
     with pytest.raises(DimensionError, match="kv_heads g=3 must divide h=4"):
         MultiHeadAttention(3, 8, 4, kv_heads=3)
-    with pytest.raises(InputError, match="needs a concrete h"):
-        MultiHeadAttention(kv_heads=2)
+    with pytest.raises(InputError, match="is symbolic but h=4 is concrete"):
+        MultiHeadAttention(3, 8, 4, kv_heads="g")
+    assert MultiHeadAttention(kv_heads=2).assumptions == ("g = 2 divides h = h",)
     with pytest.raises(InputError, match="kv_heads must be a positive integer"):
         MultiHeadAttention(3, 8, 4, kv_heads=0)
     with pytest.raises(InputError, match="defined in the projection convention"):

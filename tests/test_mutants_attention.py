@@ -124,7 +124,7 @@ def test_replace_options_changes_only_what_is_asked():
     with pytest.raises(InputError) as e:
         M.replace_options(heads=3, masked=True)
     assert str(e.value) == ("unknown model option(s) ['heads', 'masked']; options are "
-                            "['bias', 'causal', 'convention', 'kv_heads', 'scale']")
+                            "['bias', 'causal', 'convention', 'kv_heads', 'mask', 'n_kv', 'scale']")
 
 
 def test_split_head_width_is_d_model_over_h_when_d_k_differs():

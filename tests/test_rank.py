@@ -79,7 +79,7 @@ class TestBounds:
     def test_trace_renders_and_rules_are_sound_names(self):
         b = rank_bound(self.M.steps["Output"].expr, self.M.dims)
         assert {r.rule for r in b.trace} <= {"shape", "product", "transpose", "scalar", "concat", "sum", "slice",
-                                             "elementwise", "exact"}
+                                             "elementwise", "exact", "row-stochastic"}
         assert b.latex().startswith(r"\begin{aligned}\operatorname{rank}")
         assert b.at(n=8, d_model=4) == 4
 

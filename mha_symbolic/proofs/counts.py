@@ -42,7 +42,7 @@ from sympy.matrices.expressions import MatrixSymbol, Transpose
 from sympy.matrices.expressions.slice import MatrixSlice
 from sympy.matrices.expressions.special import OneMatrix
 
-from ..attention import HEAD_INDEX, MultiHeadAttention
+from ..attention import MultiHeadAttention
 from ..concat import Concat, ConcatHeads
 from ..errors import InputError
 from ..heads import HeadMatrix
@@ -113,12 +113,15 @@ def expression_flops(e: Any) -> dict[str, Any]:
     return {k: expand(v) for k, v in cost.items()}
 
 
-def _per_head(step: Any) -> bool:
-    return isinstance(step.symbol, HeadMatrix) and step.symbol.index == HEAD_INDEX
+def _copies(model: MultiHeadAttention, symbol: Any) -> Any:
+    """How many heads a step or weight stands for: ``h`` for a general query head ``i``, ``g`` for a general
+    key/value head ``j``, else 1."""
+    return model.multiplicity(symbol.index) if isinstance(symbol, HeadMatrix) else 1
 
 
 def step_flops(model: MultiHeadAttention, kind: str | None = None) -> dict[str, Any]:
-    """FLOPs of every step from its definition; a general head ``i``'s steps count ``h`` times.
+    """FLOPs of every step from its definition; a general head ``i``'s steps count ``h`` times (a general
+    key/value head ``j``'s, ``g`` times).
 
     ``kind`` keeps only ``"matmul"`` or ``"elementwise"`` work (both by default).
     """
@@ -128,7 +131,7 @@ def step_flops(model: MultiHeadAttention, kind: str | None = None) -> dict[str, 
     for name, step in model.steps.items():
         cost = expression_flops(step.definition)
         value = Add(*cost.values()) if kind is None else cost[kind]
-        out[name] = expand(model.dims.h * value) if _per_head(step) else value
+        out[name] = expand(_copies(model, step.symbol) * value)
     return out
 
 
@@ -136,11 +139,11 @@ def parameter_count(model: MultiHeadAttention) -> Any:
     """The number of weights (and biases) in ``model.inputs`` (a general head ``i`` counts ``h`` times)."""
     total = Integer(0)
     for key, value in model.inputs.items():
-        if key == "X":
+        if key in ("X", "Y", "m", "M"):  # the inputs and the mask are data, not parameters
             continue
         for sym in value if isinstance(value, list) else [value]:
             size = _entries(sym.shape)
-            total += model.dims.h * size if isinstance(sym, HeadMatrix) and sym.index == HEAD_INDEX else size
+            total += _copies(model, sym) * size
     return expand(total)
 
 
@@ -150,8 +153,7 @@ def kv_cache_per_token(model: MultiHeadAttention) -> Any:
     total = Integer(0)
     for name, step in model.steps.items():
         if name.split("_")[0] in ("K", "V"):
-            general = isinstance(step.symbol, HeadMatrix) and step.symbol.index == HEAD_INDEX
-            total += (model.dims.h if general else 1) * step.shape[1]
+            total += _copies(model, step.symbol) * step.shape[1]
     return expand(total)
 
 

@@ -20,6 +20,7 @@ from .counterexamples import (
     softmax_rank_counterexample,
 )
 from .sweep import DEFAULT_GRID, SweepResult, rank_sweep
+from .variants import variant_rank_bounds
 from .witness import W_OV, W_QK, RankRow, rank_report, witness_inputs
 
 __all__ = [
@@ -29,5 +30,5 @@ __all__ = [
     "RankClaim", "bottleneck_theorem", "low_rank_bottleneck", "multihead_rank_comparison",
     "softmax_rank_counterexample",
     "DEFAULT_GRID", "SweepResult", "rank_sweep",
-    "W_OV", "W_QK", "RankRow", "rank_report", "witness_inputs",
+    "W_OV", "W_QK", "RankRow", "rank_report", "witness_inputs", "variant_rank_bounds",
 ]

@@ -19,6 +19,11 @@ rule                  statement
 ``elementwise``       softmax (and any element-wise nonlinear map) gives only the
                       shape bound: the factors' ranks are not propagated through it
 ``exact``             an explicit rational matrix: its rank, computed exactly (FLINT)
+``row-stochastic``    blocks ``A_i V_i`` with ``A_i`` a softmax (rows summing to 1, so
+                      ``A_i 1 = 1``): every column space lies in ``span(1) + W_i`` with
+                      ``dim W_i <= c_i - 1`` (``c_i`` keys), so ``rank([A_1 V_1 ...])
+                      <= 1 + sum (c_i - 1)``, also with a bias row ``1 b`` added; it binds
+                      in cross-attention with few keys
 ====================  ============================================================
 
 The bound is a SymPy expression with ``Min``, simplified with the model's dimension
@@ -184,6 +189,37 @@ def _record(trace: list[RuleApplication], rule: str, e: Any, bound: Any, dims: D
     return bound
 
 
+def _ones_bound(e: Any) -> Any:
+    """A bound ``B`` with ``rank([e, 1]) <= B`` when ``e``'s columns provably lie in ``span(1)`` plus ``B - 1``
+    other directions (``None`` when not known): a softmax ``A`` (``A 1 = 1``) of ``c`` keys gives ``c``; a
+    product, its first factor's (``col(A V)`` lies in ``col(A)``); the broadcast ``1 b``, 1; a concatenation
+    or a sum, ``1 + sum (B_t - 1)``."""
+    if isinstance(e, Softmax):
+        return e.shape[1]
+    if isinstance(e, MatMul):
+        factors = e.as_coeff_matrices()[1]
+        if factors and isinstance(factors[0], OneMatrix) and factors[0].shape[1] == 1:
+            return Integer(1)
+        return _ones_bound(factors[0]) if factors else None
+    if isinstance(e, (Concat, MatAdd)):
+        parts = [_ones_bound(b) for b in (e.blocks if isinstance(e, Concat) else e.args)]
+        return None if any(p is None for p in parts) else 1 + Add(*[p - 1 for p in parts])
+    if isinstance(e, ConcatHeads):
+        part = _ones_bound(e.template)
+        return None if part is None else 1 + e.h * (part - 1)
+    return None
+
+
+def _stochastic(e: Any, bound: Any, trace: list[RuleApplication], dims: Dims | None) -> Any:
+    """The ``row-stochastic`` rule on top of ``bound`` where it applies (see :func:`_ones_bound`)."""
+    ones = _ones_bound(e)
+    if ones is None or isinstance(e, (Softmax, MatMul)):
+        return bound
+    if simplify_min(Min(bound, ones, _shape(e)), dims) == bound:
+        return bound  # recorded only where it lowers the bound (never in self-attention: 1 + h(n-1) >= n)
+    return _record(trace, "row-stochastic", e, Min(bound, ones), dims)
+
+
 def _bound(e: Any, trace: list[RuleApplication], dims: Dims | None) -> Any:
     if isinstance(e, MatrixBase):
         from .certify import exact_rank
@@ -208,11 +244,14 @@ def _bound(e: Any, trace: list[RuleApplication], dims: Dims | None) -> Any:
     if isinstance(e, (Softmax, Attention)) or (isinstance(e, MatrixExpr) and e.func.__name__ in ("HadamardPower",)):
         return _record(trace, "elementwise", e, _shape(e), dims)
     if isinstance(e, Concat):
-        return _record(trace, "concat", e, Add(*[_bound(b, trace, dims) for b in e.blocks]), dims)
+        bound = _record(trace, "concat", e, Add(*[_bound(b, trace, dims) for b in e.blocks]), dims)
+        return _stochastic(e, bound, trace, dims)
     if isinstance(e, ConcatHeads):
-        return _record(trace, "concat", e, e.h * _bound(e.template, trace, dims), dims)
+        bound = _record(trace, "concat", e, e.h * _bound(e.template, trace, dims), dims)
+        return _stochastic(e, bound, trace, dims)
     if isinstance(e, MatAdd):
-        return _record(trace, "sum", e, Add(*[_bound(t, trace, dims) for t in e.args]), dims)
+        bound = _record(trace, "sum", e, Add(*[_bound(t, trace, dims) for t in e.args]), dims)
+        return _stochastic(e, bound, trace, dims)
     if isinstance(e, MatrixSlice):
         return _record(trace, "slice", e, _bound(e.parent, trace, dims), dims)
     if isinstance(e, Basic) and getattr(e, "is_Matrix", False):
