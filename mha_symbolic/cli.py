@@ -25,7 +25,7 @@ from sympy import sstr
 
 from . import __version__
 from ._text import shape_text
-from .attention import CONVENTIONS, MultiHeadAttention
+from .attention import CONVENTIONS, MASKS, MultiHeadAttention
 from .derivation import Derivation, add_plots, compile_pdf, write_documents
 from .errors import InputError, MHASymbolicError, ParseError
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
@@ -52,18 +52,42 @@ def _add_dims(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", choices=CONVENTIONS, default=None,
                    help="projection (Vaswani) or split (X cut into column blocks)")
     p.add_argument("--causal", action="store_true", help="masked softmax (j > i gets weight 0)")
-    p.add_argument("--kv-heads", type=_bounded_int(1, 4096), default=None,
-                   help="grouped-query attention: g key/value heads shared by the h query heads (needs --heads)")
+    p.add_argument("--kv-heads", type=_kv_heads, default=None,
+                   help="grouped-query attention: g key/value heads shared by the h query heads (an integer "
+                        "dividing --heads, or a symbol name such as g with a symbolic h; 1 is multi-query)")
+    p.add_argument("--cross", action="store_true",
+                   help="cross-attention: queries from X (n tokens), keys and values from Y (n_kv tokens)")
+    p.add_argument("--n-kv", type=_dimension, default=None,
+                   help="keys/values of cross-attention (integer or symbol name; implies --cross; default n_kv)")
+    p.add_argument("--mask", choices=MASKS, default=None,
+                   help="key_padding (a 0/1 row m per key, 1 = attend) or additive (M added to the scores)")
+
+
+def _kv_heads(text: str) -> int | str:
+    """``--kv-heads``: a positive integer (at most 4096) or a symbol name."""
+    value = _dimension(text)
+    if isinstance(value, int):
+        return _bounded_int(1, 4096)(text)
+    if not value.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected a positive integer or a symbol name, got {text!r}")
+    return value
 
 
 def _model(args: argparse.Namespace) -> MultiHeadAttention:
     return MultiHeadAttention(args.n, args.d_model, args.heads, d_k=args.d_k, d_v=args.d_v,
                               convention=args.convention or "projection", causal=args.causal,
-                              kv_heads=getattr(args, "kv_heads", None))
+                              kv_heads=getattr(args, "kv_heads", None), n_kv=getattr(args, "n_kv", None),
+                              cross=getattr(args, "cross", False), mask=getattr(args, "mask", None))
 
 
 def _dims_given(args: argparse.Namespace) -> bool:
     return any(getattr(args, k) is not None for k in ("n", "d_model", "heads", "d_k", "d_v"))
+
+
+def _model_given(args: argparse.Namespace) -> bool:
+    """Sizes or any model option on the command line (else ``derive`` shows the default example)."""
+    return _dims_given(args) or bool(args.causal or args.convention) or any(
+        getattr(args, k, None) not in (None, False) for k in ("kv_heads", "cross", "n_kv", "mask"))
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
@@ -101,14 +125,15 @@ def cmd_derive(args: argparse.Namespace) -> int:
         paths = write_documents(out)
         print(f"wrote {len(paths)} files to {out}")
         return 0
-    if args.example is not None and (_dims_given(args) or args.causal or args.convention):
-        raise InputError("--example fixes the model: give either --example NAME or sizes "
-                         "(--n, --d-model, --heads, --convention, --causal), not both")
+    if args.example is not None and _model_given(args):
+        raise InputError("--example fixes the model: give either --example NAME or sizes and options "
+                         "(--n, --d-model, --heads, --convention, --causal, --kv-heads, --cross, --n-kv, --mask), "
+                         "not both")
     if args.format != "text" or args.plots:
         if args.format == "text":
             args.format = "md"
         return _derive_document(args)
-    if _dims_given(args) or args.causal or args.convention:
+    if _model_given(args):
         return cmd_shapes(args)
     ex = example(args.example or DEFAULT_EXAMPLE)
     model = ex.model
@@ -134,7 +159,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
 
 def _derive_document(args: argparse.Namespace) -> int:
     settings = {"notation": args.notation, "transpose": args.transpose}
-    if args.example is not None or not _dims_given(args):
+    if args.example is not None or not _model_given(args):
         name = args.example or DEFAULT_EXAMPLE
         doc = Derivation.from_example(example(name), decimals=args.decimals, **settings)
     else:
@@ -191,6 +216,8 @@ def cmd_ranks(args: argparse.Namespace) -> int:
             print(f"{sum(r.tight for r in results)} of {len(results)} configurations attain every proven bound")
         bad = any("CONTRADICTION" in x.verdict for r in results for x in r.rows)
         return 1 if bad else 0
+    if any(getattr(args, k) not in (None, False) for k in ("kv_heads", "n_kv", "mask", "causal")):
+        return _variant_ranks(args)
     sizes = [args.n, args.d_model, args.heads]
     if any(s is not None for s in sizes) and not all(isinstance(s, int) for s in sizes):
         raise InputError("ranks needs concrete --n, --d-model and --heads together (or --sweep)")
@@ -212,6 +239,35 @@ def cmd_ranks(args: argparse.Namespace) -> int:
             for line in c.reasoning:
                 print(f"  {line}")
     return 1 if any("CONTRADICTION" in r.verdict for r in report) else 0
+
+
+def _variant_ranks(args: argparse.Namespace) -> int:
+    """``ranks --kv-heads/--n-kv/--mask/--causal``: the variant's proven bounds and a certified witness."""
+    from .rank.variants import variant_rank_bounds
+
+    n, d, h = (8, 4, 2) if all(x is None for x in (args.n, args.d_model, args.heads)) else \
+        (args.n, args.d_model, args.heads)
+    if not all(isinstance(x, int) for x in (n, d, h)):
+        raise InputError("ranks with --kv-heads, --n-kv, --mask or --causal needs --n, --d-model and --heads together")
+    model = MultiHeadAttention(n, d, h, kv_heads=args.kv_heads, n_kv=args.n_kv, mask=args.mask, causal=args.causal)
+    proof = variant_rank_bounds(model)
+    rows = proof.result["rows"]
+    if args.json:
+        print(json.dumps({"model": str(model), "statement": proof.statement, "verified": proof.verified,
+                          "bounds": {k: str(v) for k, v in proof.result["bounds"].items()},
+                          "rows": [r.as_dict() for r in rows]}, indent=1, default=str))
+    else:
+        print(model)
+        table = [("quantity", "proven bound", "last rule", "attained", "certificate", "verdict")]
+        for name, rb in proof.result["traces"].items():
+            row = next((r for r in rows if r.quantity == name), None)
+            table.append((name, str(rb.bound), rb.trace[-1].rule, str(row.attained) if row else "-",
+                          _short(row.certificate) if row else "-", row.verdict if row else "not certified"))
+        print(_table(table))
+        for step in proof.steps:
+            if step.text.startswith(("Tightness not certified", "No witness")):
+                print(step.text)
+    return 1 if any("CONTRADICTION" in r.verdict for r in rows) else 0
 
 
 def _weight_ranks(args: argparse.Namespace) -> int:
@@ -363,15 +419,16 @@ def _conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     pairs = {"derive": [("all", "example"), ("all", "format"), ("all", "plots"), ("all", "decimals"),
                         ("all", "decimals_only"), ("decimals_only", "format"), ("decimals_only", "plots"),
                         ("all", "n"), ("all", "d_model"), ("all", "heads"), ("all", "causal"),
-                        ("all", "kv_heads")],
+                        ("all", "kv_heads"), ("all", "cross"), ("all", "n_kv"), ("all", "mask")],
              "check": [("json", "format")],
              "ranks": [("sweep", "n"), ("sweep", "d_model"), ("sweep", "heads"), ("weights", "sweep"),
                        ("scheduler", "sweep"), ("input", "input_n"),
-                       ("weights", "n"), ("weights", "d_model"), ("weights", "heads")]}
+                       ("weights", "n"), ("weights", "d_model"), ("weights", "heads"),
+                       *[(a, b) for a in ("sweep", "weights") for b in ("kv_heads", "n_kv", "mask", "causal")]]}
     for a, b in pairs.get(args.command, []):
         if given(a) and given(b):
             flag = {"decimals_only": "decimals-only", "d_model": "d-model", "input_n": "input-n",
-                    "kv_heads": "kv-heads"}
+                    "kv_heads": "kv-heads", "n_kv": "n-kv"}
             _SUBPARSERS.get(args.command, parser).error(f"--{flag.get(a, a)} cannot be used with --{flag.get(b, b)}")
 
 
@@ -422,6 +479,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--d-model", type=int, help="model width")
     p.add_argument("--heads", type=int, help="number of heads")
     p.add_argument("--sweep", action="store_true", help="the default grid (n 2..64, d_model 4..64, h | d_model)")
+    p.add_argument("--kv-heads", type=_bounded_int(1, 4096), default=None,
+                   help="grouped-query attention: bounds and witness with g key/value heads")
+    p.add_argument("--n-kv", type=_bounded_int(1, 4096), default=None,
+                   help="cross-attention: bounds and witness with n_kv keys/values")
+    p.add_argument("--mask", choices=MASKS, default=None, help="a key-padding or additive mask")
+    p.add_argument("--causal", action="store_true", help="a causal mask")
     p.add_argument("--workers", type=_bounded_int(1, MAX_WORKERS), default=2,
                    help=f"processes for --sweep (default 2, at most {MAX_WORKERS})")
     p.add_argument("--weights", metavar="FILE", default=None,

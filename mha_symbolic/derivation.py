@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sympy import ImmutableMatrix
 
+from ._convert import as_sympy
 from .errors import InputError
 from .formulas import standard_formulas
 from .latex import NOTATIONS, dimension_latex, escape_text, latex, terminating_decimal
@@ -54,16 +55,20 @@ MAX_COLUMNS = 8
 EXACT_WIDTH = 60
 DECIMALS = 4
 
-_TITLES = {"X_head": "Input block of head {i}", "Q": "Queries of head {i}", "K": "Keys of head {i}",
+_TITLES = {"X_head": "Input block of head {i}", "Y_head": "Key/value input block of head {i}",
+           "Q": "Queries of head {i}", "K": "Keys of head {i}",
            "V": "Values of head {i}", "S": "Scores of head {i}", "S'": "Scaled scores of head {i}",
            "A": "Attention weights of head {i} (row-wise softmax)", "head": "Output of head {i}",
            "Concat": "Concatenation of the heads", "Output": "Output projection"}
 
 
-def _title(step: Step) -> str:
+def _title(step: Step, grouped: bool = False) -> str:
     sym = step.symbol
     base = getattr(sym, "base", step.name)
-    return _TITLES.get(base, step.name).format(i=getattr(sym, "index", ""))
+    title = _TITLES.get(base, step.name).format(i=getattr(sym, "index", ""))
+    if grouped and base in ("K", "V"):  # K_j, V_j of grouped-query attention are read by h/g query heads
+        title = title.replace(" of head ", " of key/value head ")
+    return title
 
 
 def _visible(text: str) -> int:
@@ -142,9 +147,26 @@ class Derivation:
         """The symbolic derivation: dimensions, the formulas, each step with its derived shape."""
         _check(notation, transpose)
         D = model.dims
+        sizes = dict(D.as_dict())
+        if model.cross:
+            sizes["n_kv"] = model.n_kv
+        if model.kv_heads is not None:
+            sizes["g"] = model.kv_heads
         dims = ", ".join(f"{dimension_latex(k)} = {latex(v)}" if v.is_Integer else dimension_latex(k)
-                         for k, v in D.as_dict().items() if not (k in ("d_k", "d_v") and not v.is_Integer))
-        preamble = [f"Dimensions: ${dims}$" + (", each a positive integer." if not D.is_concrete else ".")]
+                         for k, v in ((k, as_sympy(v)) for k, v in sizes.items())
+                         if not (k in ("d_k", "d_v") and not v.is_Integer))
+        concrete = all(as_sympy(v).is_Integer for v in sizes.values())
+        preamble = [f"Dimensions: ${dims}$" + (", each a positive integer." if not concrete else ".")]
+        if model.cross:
+            preamble.append(r"Cross-attention: the queries come from $X$ ($n \times d_{model}$), the keys and values "
+                            r"from $Y$ ($n_{kv} \times d_{model}$); self-attention is the case $Y = X$, $n_{kv} = n$.")
+        if model.kv_heads is not None:
+            g = latex(as_sympy(model.kv_heads))
+            share = latex(D.h / as_sympy(model.kv_heads))
+            preamble.append(rf"Grouped-query attention: ${g}$ key/value heads $K_j = {'Y' if model.cross else 'X'} "
+                            rf"W_j^{{K}}$, $V_j$, each shared by $h/g = {share}$ query heads; query head $i$ reads "
+                            r"key/value head $j = \lceil i g / h \rceil$" +
+                            (" (here $g$ is taken to divide $h$)." if model.assumptions else "."))
         for f in standard_formulas(model):
             preamble.append("$$" + latex(f, notation=notation, transpose=transpose) + "$$")
         if model.convention == "split":
@@ -153,15 +175,25 @@ class Derivation:
         if model.causal:
             preamble.append(r"Causal mask: entries $j > i$ of every $A_i$ are $0$; rows are normalised over "
                             r"$k \le i$.")
-        steps = [DerivationStep(_title(s), s, s.shape, None, notation, transpose) for s in model.steps.values()]
+        if model.mask == "key_padding":
+            preamble.append(r"Key-padding mask: a row $m \in \{0, 1\}^{1 \times n_{kv}}$ (1: attend), "
+                            r"$\mathrm{softmax}_m(S)_{ab} = \frac{m_b e^{s_{ab}}}{\sum_c m_c e^{s_{ac}}}$; a row "
+                            "with no key left is an error, not a number.")
+        if model.mask == "additive":
+            preamble.append(r"Additive mask: $M$ ($n \times n_{kv}$, entries real or $-\infty$) is added to the "
+                            r"scaled scores; $e^{-\infty} = 0$, and a row with every entry $-\infty$ is an error.")
+        grouped = model.kv_heads is not None
+        steps = [DerivationStep(_title(s, grouped), s, s.shape, None, notation, transpose)
+                 for s in model.steps.values()]
         notes = []
         if D.relations:
             notes.append(r"Shapes use $h\,d_v = d_{model}$, from $d_v = \frac{d_{model}}{h}$: the concatenation "
                          r"and the output are $n \times d_{model}$.")
         name = "split" if model.convention == "split" else "projection"
-        return cls(title or f"Multi-head attention, {name} convention", model, steps, preamble, notes, notation,
-                   transpose)
-
+        kind = ("Grouped-query " if grouped else "Multi-head ") + ("cross-attention" if model.cross else "attention")
+        if grouped and model.kv_heads == 1:
+            kind = "Multi-query " + ("cross-attention" if model.cross else "attention")
+        return cls(title or f"{kind}, {name} convention", model, steps, preamble, notes, notation, transpose)
 
     @classmethod
     def from_example(cls, example: Example, notation: str = "vaswani", transpose: str = "top",
@@ -180,7 +212,8 @@ class Derivation:
                 matrix = value[k] if isinstance(value, list) else value
                 inputs.append(DerivationStep(f"Input ${latex(sym, notation=notation)}$", sym,
                                              model.dims.shape(sym.shape), matrix, notation, transpose, decimals))
-        d.steps = inputs + [DerivationStep(_title(s), s, s.shape, E[s.name], notation, transpose, decimals)
+        d.steps = inputs + [DerivationStep(_title(s, model.kv_heads is not None), s, s.shape, E[s.name], notation,
+                                           transpose, decimals)
                             for s in model.steps.values()]
         return d
 
@@ -282,7 +315,8 @@ def standard_documents() -> dict[str, Derivation]:
     docs = {"general": Derivation.general(MultiHeadAttention()),
             "general-split": Derivation.general(MultiHeadAttention(convention="split")),
             "general-causal-bias": Derivation.general(MultiHeadAttention(causal=True, bias=True)),
-            "general-gqa": Derivation.general(MultiHeadAttention(None, None, 8, kv_heads=2))}
+            "general-gqa": Derivation.general(MultiHeadAttention(None, None, 8, kv_heads=2)),
+            "general-cross": Derivation.general(MultiHeadAttention(cross=True, mask="key_padding"))}
     for name, ex in EXAMPLES.items():
         docs[name] = Derivation.from_example(ex)
     return docs

@@ -26,7 +26,7 @@ COMMITTED = ROOT / "derivations"
 
 def test_committed_documents_are_current(tmp_path):
     paths = write_documents(tmp_path)
-    assert len(paths) == 14
+    assert len(paths) == 16
     stale = [p.name for p in paths if not (COMMITTED / p.name).exists()
              or (COMMITTED / p.name).read_text(encoding="utf-8") != p.read_text(encoding="utf-8")]
     assert stale == [], f"regenerate with `mha-symbolic derive --all`: {stale}"
@@ -35,7 +35,7 @@ def test_committed_documents_are_current(tmp_path):
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed (CI installs texlive-latex-base)")
 def test_every_committed_tex_compiles_cleanly(tmp_path):
     files = sorted(COMMITTED.glob("*.tex"))
-    assert len(files) == 7
+    assert len(files) == 8
     for f in files:
         shutil.copy(f, tmp_path / f.name)
         result = compile_pdf(tmp_path / f.name)
@@ -125,7 +125,7 @@ def test_cli_derive_formats(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == str(written)
     assert r"\mathrm{Concat}(\mathrm{head}_1, \mathrm{head}_2)" in written.read_text(encoding="utf-8")
     assert main(["derive", "--all", "--out", str(tmp_path / "all")]) == 0
-    assert len(list((tmp_path / "all").iterdir())) == 14
+    assert len(list((tmp_path / "all").iterdir())) == 16
 
 
 def test_cli_pdf_without_pdflatex(monkeypatch, tmp_path, capsys):
@@ -151,3 +151,23 @@ def test_committed_grouped_query_derivation_shows_the_shared_heads():
     text = (COMMITTED / "general-gqa.md").read_text(encoding="utf-8")
     assert [f"S_{i} = Q_{i} K_{1 if i <= 4 else 2}^{{\\top}}" in text for i in range(1, 9)] == [True] * 8
     assert "K_2 = X W_2^{K}" in text and "K_3 =" not in text  # two key/value heads, read by four query heads each
+
+
+def test_committed_cross_attention_derivation_reads_keys_from_y():
+    text = (COMMITTED / "general-cross.md").read_text(encoding="utf-8")
+    assert "# Multi-head cross-attention, projection convention" in text
+    assert "K_i = Y W_i^{K}" in text and "Q_i = X W_i^{Q}" in text
+    assert r"Shape $n \times n_{kv}$." in text and r"A_i = \mathrm{softmax}_{m}\left(S'_i\right)" in text
+    # the grouped document says how many query heads share a key/value head, from h = 8 and g = 2
+    assert r"each shared by $h/g = 4$ query heads" in (COMMITTED / "general-gqa.md").read_text(encoding="utf-8")
+
+
+def test_cli_derive_cross_and_grouped_options(capsys):
+    assert main(["derive", "--cross", "--n-kv", "5", "--n", "3", "--d-model", "8", "--heads", "4",
+                 "--kv-heads", "2", "--mask", "additive"]) == 0
+    out = capsys.readouterr().out
+    assert "K_2     K_2 = Y W_K^2" in out and "A_4     A_4 = softmax(S'_4 + M)" in out and "(3, 5)" in out
+    assert main(["derive", "--cross", "--format", "md"]) == 0
+    assert "# Multi-head cross-attention" in capsys.readouterr().out
+    assert main(["derive", "--example", "seed000", "--mask", "key_padding"]) == 2
+    assert "--example fixes the model" in capsys.readouterr().err
