@@ -360,7 +360,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         """Conditions the model takes as given because its sizes are symbolic (``g`` divides ``h``)."""
         g = self.kv_heads
         if g is not None and g != 1 and not self.dims.h.is_Integer:
-            return (f"g = {g} divides h = {self.dims.h}",)
+            return (f"{'g' if g == dimension_symbol('g') else f'g = {g}'} divides h = {self.dims.h}",)
         return ()
 
     @property

@@ -246,7 +246,7 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     D = concrete.dims
     if not D.is_concrete or not concrete.n_kv.is_Integer:
         missing = [k for k, v in D.as_dict().items() if not v.is_Integer] + \
-            ([] if concrete.n_kv.is_Integer else ["n_kv"])
+            (["n_kv"] if concrete.cross and not concrete.n_kv.is_Integer else [])
         raise DimensionError(
             f"cannot evaluate with symbolic dimensions {missing}: build the model with concrete sizes "
             "or pass X and the per-head weights"

@@ -55,13 +55,26 @@ def test_grouped_query_attention_with_symbolic_h_and_g():
     assert M.steps["S_i"].expr == mha.steps["S_i"].expr.xreplace(reads)
     assert M.steps["head_i"].expr == mha.steps["head_i"].expr.xreplace(reads) != mha.steps["head_i"].expr
     assert M.steps["K_j"].shape == (n, d_k) and M.steps["head_i"].shape == (n, d_v)
-    assert [str(w) for w in M.inputs["W_K"]] == ["W_K^j"] and M.assumptions == ("g = g divides h = h",)
+    assert [str(w) for w in M.inputs["W_K"]] == ["W_K^j"] and M.assumptions == ("g divides h = h",)
     # binding h and g gives the concrete grouped model, step for step
     bound = M.bind(n=3, d_model=8, h=4, kv_heads=2)
     assert bound == MultiHeadAttention(3, 8, 4, kv_heads=2)
     # multi-query attention with symbolic h: every head reads K_1
     mqa = MultiHeadAttention(kv_heads=1)
     assert mqa.steps["S_i"].text == "S_i = Q_i K_1^T" and [str(w) for w in mqa.inputs["W_V"]] == ["W_V^1"]
+
+
+def test_gqa_equals_repeated_kv_for_a_general_head():
+    from mha_symbolic.proofs import gqa_equals_repeated_kv
+
+    for model in (MultiHeadAttention(kv_heads="g"), MultiHeadAttention(cross=True, kv_heads=2, mask="additive"),
+                  MultiHeadAttention(kv_heads=1, bias=True)):
+        p = gqa_equals_repeated_kv(model)
+        assert p.verified and [ok for _, ok in p.checks] == [True, True, True]
+    assert gqa_equals_repeated_kv(MultiHeadAttention(kv_heads="g")).result["assignment"] == ceiling(g * i / h)
+    # the control has teeth: a model whose head i reads K_i (no grouping) is not the repeated one
+    with pytest.raises(InputError, match="nothing to prove"):
+        gqa_equals_repeated_kv(MultiHeadAttention())
 
 
 def test_counts_follow_g_and_n_kv_symbolically():
@@ -286,3 +299,16 @@ def test_row_stochastic_rule_needs_a_softmax():
     M = MultiHeadAttention(6, 8, 4, kv_heads=1, n_kv=1)
     assert rank_bound(M.steps["Concat"].expr, M.dims).bound == 1
     assert "row-stochastic" in {a.rule for a in rank_bound(M.steps["Concat"].expr, M.dims).trace}
+
+
+def test_cli_ranks_of_a_variant(capsys):
+    from mha_symbolic.cli import main
+
+    assert main(["ranks", "--n", "7", "--d-model", "8", "--heads", "4", "--kv-heads", "2", "--n-kv", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    concat = next(line for line in out if line.startswith("Concat"))
+    assert concat.split()[:4] == ["Concat", "5", "row-stochastic", "5"] and concat.endswith("tight")
+    assert main(["ranks", "--n", "7", "--d-model", "8", "--heads", "4", "--kv-heads", "3"]) == 2
+    assert "kv_heads g=3 must divide h=4" in capsys.readouterr().err
+    assert main(["ranks", "--kv-heads", "2", "--n", "4"]) == 2
+    assert "needs --n, --d-model and --heads together" in capsys.readouterr().err

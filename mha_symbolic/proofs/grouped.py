@@ -49,6 +49,8 @@ def gqa_equals_repeated_kv(model: MultiHeadAttention) -> Proof:
     g = model.kv_heads
     if g is None:
         raise InputError("the model has one key/value head per query head (kv_heads not set): nothing to prove")
+    if not model.dims.h.is_Integer:
+        return _general(model)
     h = int(model.dims.h)
     mha = model.replace_options(kv_heads=None)
     assign = [int(model.kv_index(i)) for i in mha.head_indices]
@@ -76,3 +78,32 @@ def gqa_equals_repeated_kv(model: MultiHeadAttention) -> Proof:
     )
     return Proof(statement, proof_steps, all(ok for _, ok in checks), checks=checks,
                  result={"assignment": assign})
+
+
+def _general(model: MultiHeadAttention) -> Proof:
+    """The identity for a symbolic ``h`` (and ``g``): the general head ``i`` of the grouped model against the general
+    head ``i`` of multi-head attention with ``W_K^i, W_V^i := W_K^{j(i)}, W_V^{j(i)}``, ``j(i) = ceil(i g / h)``."""
+    from ..attention import HEAD_INDEX
+
+    i, g = HEAD_INDEX, model.kv_heads
+    mha = model.replace_options(kv_heads=None)
+    j = model.kv_index(i)
+    subs = {mha.W(kind, i): model.W(kind, j) for kind in ("K", "V")}
+    if mha.bias:
+        subs.update({mha.b(kind, i): model.b(kind, j) for kind in ("K", "V")})
+    grouped_head = model.steps["head_i"].expr
+    same = mha.steps["head_i"].expr.xreplace(subs) == grouped_head
+    concat_same = mha.steps["Concat"].expr.xreplace(subs) == model.steps["Concat"].expr
+    control = mha.steps["head_i"].expr != grouped_head  # without the substitution the heads differ
+    checks = (("head_i of the grouped model == head_i of multi-head attention with W_K^i, W_V^i := W_K^j(i), "
+               f"W_V^j(i), j(i) = {j}, for a general head i (symbolic weights)", bool(same)),
+              ("Concat(head_1, ..., head_h) agrees as well", bool(concat_same)),
+              ("control: without the substitution the heads differ", bool(control)))
+    statement = (f"grouped-query attention with g = {g} key/value heads for h query heads equals multi-head attention "
+                 "with each key/value head repeated h/g times" +
+                 (f" (taking {model.assumptions[0]})" if model.assumptions else ""))
+    steps = (ProofStep(f"Query head i reads key/value head j(i) = {j}"),
+             ProofStep("Substitute W_K^i := W_K^{j(i)}, W_V^i := W_V^{j(i)} into the general multi-head head_i", None,
+                       r"\mathrm{head}_i = \mathrm{softmax}\left(\frac{Q_i K_{j(i)}^{\top}}{\sqrt{d_k}}\right) V_{j(i)}"),
+             ProofStep("The two general heads are the same expression, for every i"))
+    return Proof(statement, steps, all(ok for _, ok in checks), checks=checks, result={"assignment": j})
