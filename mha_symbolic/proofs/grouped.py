@@ -104,6 +104,7 @@ def _general(model: MultiHeadAttention) -> Proof:
                  (f" (taking {model.assumptions[0]})" if model.assumptions else ""))
     steps = (ProofStep(f"Query head i reads key/value head j(i) = {j}"),
              ProofStep("Substitute W_K^i := W_K^{j(i)}, W_V^i := W_V^{j(i)} into the general multi-head head_i", None,
-                       r"\mathrm{head}_i = \mathrm{softmax}\left(\frac{Q_i K_{j(i)}^{\top}}{\sqrt{d_k}}\right) V_{j(i)}"),
+                       r"\mathrm{head}_i = \mathrm{softmax}\left(\frac{Q_i K_{j(i)}^{\top}}{\sqrt{d_k}}\right) "
+                       r"V_{j(i)}"),
              ProofStep("The two general heads are the same expression, for every i"))
     return Proof(statement, steps, all(ok for _, ok in checks), checks=checks, result={"assignment": j})
