@@ -597,4 +597,5 @@ class MultiHeadAttention(LatexReprMixin, Basic):
                 f"convention={self.convention!r}{extra})")
 
     def _latex(self, printer: Any) -> str:
-        return (r"\mathrm{MultiHead}(X) = %s" % printer._print(self.steps["Output"].expr))
+        inputs = "X, Y" if self.cross else "X"
+        return (r"\mathrm{MultiHead}(%s) = %s" % (inputs, printer._print(self.steps["Output"].expr)))

@@ -312,3 +312,17 @@ def test_cli_ranks_of_a_variant(capsys):
     assert "kv_heads g=3 must divide h=4" in capsys.readouterr().err
     assert main(["ranks", "--kv-heads", "2", "--n", "4"]) == 2
     assert "needs --n, --d-model and --heads together" in capsys.readouterr().err
+
+
+def test_cost_statement_keeps_the_variant():
+    """'The cost is shared by the heads' is true for multi-head attention and false with g fixed key/value heads:
+    the parameters 2 d_model^2 + 2 g d_model^2 / h then depend on h (the statement is generalised to symbolic
+    sizes with the variant kept)."""
+    from mha_symbolic.statements.proofs import CostStatement
+
+    assert CostStatement("parameters").decide(MultiHeadAttention(4, 8, 4)).verdict == "true"
+    v = CostStatement("parameters").decide(MultiHeadAttention(4, 8, 4, kv_heads=2))
+    assert v.verdict == "false" and v.expected == str(2 * d_model**2 + 4 * d_model**2 / h)
+    cross = CostStatement("matmul_flops").decide(MultiHeadAttention(4, 8, 4, n_kv=3))
+    assert cross.verdict == "true" and "n_kv" in str(parameter_and_flop_counts(MultiHeadAttention(
+        cross=True)).result["matmul_flops"])
