@@ -204,3 +204,15 @@ def test_arithmetic_reader():
     for bad in ("2 * layers", "1 / (h - h)", "2 +", "import os"):
         with pytest.raises(ValueError):
             arithmetic_value(bad, {"h": 8})
+
+
+def test_a_count_compared_with_multi_head_attention_speaks_of_its_own_model():
+    """A false alarm found on a text written after the checker (fixed): "K and V hold N parameters, against M
+    in multi-head attention" is about the grouped model's K and V, not the layer's total."""
+    doc = _doc(d_model=768, h=12, g=4)
+    got = judge_sentence(doc, "Together K and V hold 393216 parameters, against 1179648 in multi-head attention.")
+    assert got[0][0] == "correct"
+    assert judge_sentence(doc, "Multi-head attention needs 1179648 parameters for K and V.")[0][0] == "correct"
+    assert judge_sentence(doc, "The V projection has 196608 parameters.")[0][0] == "correct"
+    assert judge_sentence(doc, "The cache holds 512 values per token and layer, against 1536 in MHA.")[0][0] \
+        == "correct"

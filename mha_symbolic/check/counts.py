@@ -139,11 +139,23 @@ def _terms_verdict(doc: DocumentModel, terms: list[str], true: Any, what: str) -
     return None
 
 
+_MHA = re.compile(r"\bmulti-head\s+attention\b|\bMHA\b", re.I)
+_GROUPED = re.compile(r"\bGQA\b|\bMQA\b|grouped|multi-query", re.I)
+
+
+def about_mha(s: str, at: int) -> bool:
+    """Does the count at position ``at`` speak of multi-head attention ("Multi-head attention of the same width
+    would have N parameters"): named before the number, and grouped attention not named at all?  ("K and V hold
+    N parameters, against M in multi-head attention" speaks of the document's own model.)"""
+    mha = _MHA.search(s)
+    return bool(mha) and mha.start() < at and not _GROUPED.search(s)
+
+
 def judge_cache(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
     from ..proofs.counts import kv_cache_per_token
 
-    if re.search(r"\bmulti-head\s+attention\b|\bMHA\b", s, re.I) and not re.search(
-            r"\bGQA\b|\bMQA\b|grouped|multi-query|times|factor", s, re.I):
+    amount = _AMOUNT.search(s)
+    if amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
     if getattr(per_token, "free_symbols", None):
@@ -203,8 +215,7 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
         return []
     stated = int(m.group(1).replace(",", ""))
     model = M.replace_options(bias=bool(re.search(r"\bwith\s+bias(?:es)?\b", s, re.I)))
-    mha = re.search(r"\bmulti-head\s+attention\b|\bMHA\b", s, re.I) and \
-        re.search(r"\bwould\b|\bsame\s+width\b", s, re.I)
+    mha = about_mha(s, m.start())
     if mha:
         model = model.replace_options(kv_heads=None)
 
@@ -212,14 +223,15 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
         return sum((w.shape[0] * w.shape[1] for w in model.inputs[key]), 0) if isinstance(model.inputs[key], list) \
             else model.inputs[key].shape[0] * model.inputs[key].shape[1]
 
-    parts = [(r"\b(?:key|K)\s+and\s+(?:value|V)\s+projections?\b|\bW_K\s+and\s+W_V\b|\bkey/value\s+projections?\b",
-              "W_K and W_V", lambda: entries("W_K") + entries("W_V")),
-             (r"\bquery\s+projection\b|\bW_Q\b", "W_Q", lambda: entries("W_Q")),
-             (r"\bkey\s+projection\b|\bW_K\b", "W_K", lambda: entries("W_K")),
-             (r"\bvalue\s+projection\b|\bW_V\b", "W_V", lambda: entries("W_V")),
-             (r"\boutput\s+projection\b|\bW_O\b", "W_O", lambda: entries("W_O")),
-             (r"\battention\s+layer\b|\bin\s+total\b|\btotal\b|\blayer\s+has\b|multi-head\s+attention", "the layer",
-              lambda: parameter_count(model))]
+    kv = (r"\b(?:keys?|K)\s+and\s+(?:values?|V)\b|\bW_K\s+and\s+W_V\b"
+          r"|\b(?:key/value|K/V|KV)\s+(?:projections?|weights)\b")
+    parts = [(kv, "W_K and W_V", lambda: entries("W_K") + entries("W_V")),
+             (r"\b(?:query|Q)\s+projection\b|\bW_Q\b", "W_Q", lambda: entries("W_Q")),
+             (r"\b(?:key|K)\s+projection\b|\bW_K\b", "W_K", lambda: entries("W_K")),
+             (r"\b(?:value|V)\s+projection\b|\bW_V\b", "W_V", lambda: entries("W_V")),
+             (r"\b(?:output|O)\s+projection\b|\bW_O\b", "W_O", lambda: entries("W_O")),
+             (r"\battention\s+layer\b|\bin\s+total\b|\btotal\b|\blayer\s+(?:has|holds)\b" + (
+                 r"|multi-head\s+attention|\bMHA\b" if mha else ""), "the layer", lambda: parameter_count(model))]
     for pattern, what, count in parts:
         if re.search(pattern, s, re.I):
             true = count()
