@@ -148,7 +148,7 @@ def about_mha(s: str, at: int) -> bool:
     would have N parameters"): named before the number, and grouped attention not named at all?  ("K and V hold
     N parameters, against M in multi-head attention" speaks of the document's own model.)"""
     mha = _MHA.search(s)
-    return bool(mha) and mha.start() < at and not _GROUPED.search(s)
+    return mha is not None and mha.start() < at and not _GROUPED.search(s)
 
 
 def judge_cache(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
