@@ -43,9 +43,11 @@ from sympy import sqrt
 from .attention import MultiHeadAttention
 from .errors import InputError, MHASymbolicError
 from .proofs import head_decomposition, two_heads_not_one
+from .proofs.grouped import gqa_equals_repeated_kv
 from .rank import bottleneck_theorem
 from .statements import (
     CostStatement,
+    CountStatement,
     DimensionStatement,
     FormulaStatement,
     HeadsDiffer,
@@ -134,6 +136,11 @@ _G003 = {"X": [[1, 2, 3, 4]],
          "W_K": [[[1, 1], [0, 1], [1, 0], [0, 1]], [[0, 1], [1, 1], [0, 0], [1, 0]]],
          "W_V": [[[1, 0], [0, 2], [1, 1], [0, 1]], [[0, 1], [1, 1], [0, 2], [1, 0]]]}
 _GENERAL = MultiHeadAttention()
+# grouped-query attention at LLaMA-style sizes (h = 32 query heads, g = 8 key/value heads, d_k = 128), a small
+# grouped model for the symbolic proof, and multi-query attention (g = 1)
+_GQA = MultiHeadAttention(None, 4096, 32, kv_heads=8)
+_GQA_SMALL = MultiHeadAttention(3, 8, 4, kv_heads=2)
+_MQA = MultiHeadAttention(None, 1024, 16, kv_heads=1)
 _ATTENTION = r"Z = \mathrm{softmax}\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V"
 
 
@@ -249,6 +256,18 @@ CLAIMS: list[Claim] = [
           "Elhage et al. 2021", _GENERAL, ProofStatement(lambda M: head_decomposition(M, max_h=4, engine_up_to=2))),
     Claim("bhojanapalli-thm1", "d_k < n: some row-stochastic P is attained by no weights",
           "Bhojanapalli et al. 2020, Theorem 1", _GENERAL, ProofStatement(bottleneck_theorem)),
+    Claim("gqa-kv-cache", r"\text{KV cache per token and layer} = 2 g d_k", "Ainslie et al. 2023 (GQA)", _GQA,
+          CountStatement("kv_cache_per_token", lambda D, g: 2 * g * D.d_k)),
+    Claim("gqa-kv-saving", r"\text{the KV cache is } h/g \text{ times smaller than multi-head attention's}",
+          "Ainslie et al. 2023 (GQA)", _GQA,
+          CountStatement("kv_cache_per_token", lambda D, g: D.h / g, versus_mha=True)),
+    Claim("gqa-parameters", r"\#\text{weights} = d_{model} h d_k + 2 d_{model} g d_k + d_{model}^2",
+          "Ainslie et al. 2023 (GQA)", _GQA, CountStatement(
+              "parameters", lambda D, g: D.d_model * D.h * D.d_k + 2 * D.d_model * g * D.d_k + D.d_model ** 2)),
+    Claim("gqa-repeated-kv", "GQA with g key/value heads equals MHA with each key/value head repeated h/g times",
+          "Ainslie et al. 2023 (GQA), section 2", _GQA_SMALL, ProofStatement(gqa_equals_repeated_kv)),
+    Claim("mqa-kv-cache", r"\text{multi-query attention caches } 2 d_k \text{ values per token and layer}",
+          "Shazeer 2019 (MQA)", _MQA, CountStatement("kv_cache_per_token", lambda D, g: 2 * D.d_k)),
 ]
 
 

@@ -11,7 +11,7 @@ from sympy import Rational
 
 import mha_symbolic.claims as claims_module
 from mha_symbolic import InputError, MultiHeadAttention
-from mha_symbolic.claims import CLAIMS, claim, run_claims
+from mha_symbolic.claims import CLAIMS, Claim, claim, run_claims
 from mha_symbolic.cli import main
 from mha_symbolic.statements import (
     VERDICTS,
@@ -36,6 +36,8 @@ EXPECTED = {
     "002-rank-by-attention": "true", "002-not-equivalent": "true", "002-softmax-differ": "true",
     "003-head1-output": "false", "003-head2-output": "false", "004-scaling": "true", "vaswani-fn4": "true",
     "vaswani-scaled": "true", "elhage-decomposition": "true", "bhojanapalli-thm1": "true",
+    "gqa-kv-cache": "true", "gqa-kv-saving": "true", "gqa-parameters": "true", "gqa-repeated-kv": "true",
+    "mqa-kv-cache": "true",
 }
 
 
@@ -226,3 +228,20 @@ def test_verdict_as_dict():
     v = Verdict("true", "d_k = 2", "proof", scope="d_k <= n - 2", expected="2")
     assert v.as_dict() == {"verdict": "true", "detail": "d_k = 2", "basis": "proof", "scope": "d_k <= n - 2",
                            "expected": "2"}
+
+
+# ----- grouped-query and multi-query attention (#15) ------------------------------------------------------
+def test_grouped_claims_follow_the_models_steps():
+    """The counts come from the model decided on: other value widths, other g, no grouping change them."""
+    wide_values = MultiHeadAttention(None, 4096, 32, d_k=128, d_v=64, kv_heads=8)  # caches g (d_k + d_v)
+    assert claim("gqa-kv-cache").decide(wide_values).verdict == "false"
+    assert claim("gqa-kv-cache").decide(wide_values).expected == "1536"
+    assert claim("gqa-parameters").decide(wide_values).verdict == "false"
+    assert claim("mqa-kv-cache").decide(MultiHeadAttention(None, 1024, 16, kv_heads=2)).verdict == "false"
+    saving = claim("gqa-kv-saving")
+    assert saving.decide(MultiHeadAttention(None, 4096, 32, kv_heads=4)).verdict == "true"  # h/g follows g
+    assert "8192 / 2048 = 4" in saving.decide().detail
+    repeated = claim("gqa-repeated-kv")
+    assert repeated.decide().verdict == "true"
+    assert [repeated.model.kv_index(i) for i in repeated.model.head_indices] == [1, 1, 2, 2]
+    assert run_claims([Claim("x", "", "", MultiHeadAttention(3, 8, 4), repeated.statement)])[0].verdict == "undecided"

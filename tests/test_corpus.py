@@ -17,7 +17,10 @@ _spec.loader.exec_module(score_corpus)
 
 DOCUMENTS = ["corpus/14_one_token", "corpus/16_shape_walkthrough", "corpus/05_zero_based_heads",
              "corpus/13_formula_conventions", "corpus_holdout/01_bold_four_tokens",
-             "corpus_holdout/06_tables_and_aligned"]
+             "corpus_holdout/06_tables_and_aligned",
+             # grouped-query and multi-query attention (#15): LaTeX h = 8, g = 2; plain Unicode text h = 32, g = 8;
+             # code and prose with n_kv_heads = 1
+             "corpus/19_gqa_two_groups", "corpus/20_llama_style_gqa", "corpus/21_mqa_code"]
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)

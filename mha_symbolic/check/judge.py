@@ -101,7 +101,8 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
                               ops, text) for p in subjects]
             each = [v[1] for v in verdicts if v is not None]
             return ("shape", _worst(each)) if each else None
-    huge = too_large(" ".join(sides_tex))
+    shapes = re.sub(r"(?:\\mathbb\{R\}|ℝ)\s*\^\s*\{[^{}]*\}", "", " ".join(sides_tex))  # R^{4096 x 4096}: a shape
+    huge = too_large(shapes)
     if huge:
         return "number", ("unchecked", f"not evaluated: {huge}", None, "")
     from .entries import judge_entry

@@ -38,14 +38,18 @@ from ..parse import SymbolTable, read_expression
 
 __all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "generic_model"]
 
-DIMS = ("n", "d_model", "h", "d_k", "d_v")
+DIMS = ("n", "d_model", "h", "d_k", "d_v", "g")
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
                 "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
                 "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",
                 "d_model": "d_model", "dmodel": "d_model", "d": "d_model", "D": "d_model", "d_{model}": "d_model",
                 "h": "h", "n_heads": "h", "num_heads": "h", "nheads": "h",
                 "d_k": "d_k", "dk": "d_k", "p_k": "d_k", "p_q": "d_k", "d_q": "d_k", "d_head": "d_k",
-                "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v"}
+                "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v",
+                # grouped-query attention: the number of key/value heads
+                "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "n_kv_head": "g",
+                "num_key_value_heads": "g", "h_kv": "g", "h_{kv}": "g", "n_kv": "g", "n_{kv}": "g",
+                "num_groups": "g", "n_groups": "g"}
 _PER_HEAD = r"(?:Q|K|V|S'|S|A|H|Z|\\mathrm\{head\})"
 
 
@@ -220,10 +224,12 @@ class DocumentModel:
     last_subject: str | None = None
     section: int = 0  # headings seen so far
     sizes_reported: bool = False
+    kv_reported: bool = False  # a g that does not divide h, reported once
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
     bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in
     convention: str = "projection"
+    memory: dict[str, int] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
 
@@ -283,7 +289,19 @@ class DocumentModel:
                     self._model = MultiHeadAttention(d.get("n"), d_model, h, convention=self.convention)
                 except MHASymbolicError:  # sizes that contradict each other (reported once): h left open
                     self._model = MultiHeadAttention(d.get("n"), d_model, None, convention=self.convention)
+            self._model = self._grouped(self._model, d.get("g"))
         return self._model
+
+    def _grouped(self, model: MultiHeadAttention, g: int | None) -> MultiHeadAttention:
+        """The model with the document's ``g`` key/value heads (grouped-query attention), when ``g`` is stated
+        and the model can take it; otherwise the model as it is (a ``g`` that does not divide ``h`` is reported
+        by the pipeline, :func:`.grouped.kv_heads_problem`)."""
+        if g is None or as_int(model.dims.h) is None or model.convention != "projection":
+            return model
+        try:
+            return model.replace_options(kv_heads=g)
+        except MHASymbolicError:
+            return model
 
     def table(self) -> SymbolTable:
         if self._table is None:
@@ -359,7 +377,8 @@ class DocumentModel:
         if "X" in self.values:
             givens["X"] = self.values["X"]
         for w in ("W_Q", "W_K", "W_V"):
-            heads = [self.values.get(f"{w}^{i}") for i in range(1, h + 1)]
+            count = len(M.kv_indices) if w != "W_Q" and M.kv_heads is not None else h  # g key/value heads
+            heads = [self.values.get(f"{w}^{i}") for i in range(1, count + 1)]
             if any(x is not None for x in heads):
                 givens[w] = heads
         if "W_O" in self.values:

@@ -16,6 +16,7 @@ from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
 from .code import code_statement
+from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
 from .model import DocumentModel, dim_name
 from .report import Finding, Report
@@ -99,6 +100,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             doc.current_head = head
     if p.kind == "math":
         here, scoped = _scoped(doc, p)
+        if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
+                grouped_prose(here, p, emit):
+            return  # \text{KV cache per token} = 2 g d_k = 256: the engine's count, not arithmetic alone
         for c in chains(p.text):
             alias = _alias(c)
             if alias is not None:
@@ -121,12 +125,14 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      "earlier sizes and values no longer apply)", kind="setting")
                 doc.bind_dim(size, int(c.sides[1]))
                 continue
-            got = judge(here, list(c.sides), list(c.ops), c.text)
+            got = judge_indexed(here, list(c.sides), list(c.ops), c.text) or \
+                judge(here, list(c.sides), list(c.ops), c.text)
             if got is not None:
                 kind, (status, message, expected, basis) = got
                 emit(p.line + c.row, c.text, status, message, expected, kind, basis)
     elif p.kind in ("code", "output") and p.name:
-        code_statement(doc, p, emit)
+        if not grouped_code(doc, p, emit):
+            code_statement(doc, p, emit)
     elif p.kind == "table" and index in groups:
         judge_table(doc, groups[index], row_emit)
     elif p.kind == "prose":
@@ -134,7 +140,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
 
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
-        if line is not None:  # a formula in plain text: judged like math
+        if grouped_prose(here, p, emit):
+            pass  # the grouping, the KV cache or the parameters of grouped-query attention
+        elif line is not None:  # a formula in plain text: judged like math
             for c in chains(line):
                 got = judge(here, list(c.sides), list(c.ops), c.text)
                 if got is not None:
@@ -174,7 +182,12 @@ def _identity_projections(doc: DocumentModel, alias: str, names: list[str]) -> s
 
 
 def _sizes_agree(doc: DocumentModel, p: Any, emit: Any) -> None:
-    """Once sizes are fixed: h must divide d_model when the head width is d_model / h (said once)."""
+    """Once sizes are fixed: h must divide d_model when the head width is d_model / h, and g must divide h
+    (each said once)."""
+    problem = kv_heads_problem(doc)
+    if problem is not None and not doc.kv_reported:
+        doc.kv_reported = True
+        emit(p.line, p.text, "inconsistent", problem, None, "setting", "computed")
     d = doc.dims
     if {"d_model", "h"} <= d.keys() and "d_k" not in d and d["d_model"] % d["h"] and not doc.sizes_reported:
         doc.sizes_reported = True

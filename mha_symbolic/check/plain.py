@@ -37,10 +37,16 @@ def formula_line(text: str) -> str | None:
     """The line as LaTeX when it is a formula written in plain text, else None."""
     if "$" in text or "`" in text or not _RELATION.search(text):
         return None
+    from .model import dim_name
     from .read import normalise
 
+    def size(m: re.Match[str]) -> str:  # a size's code name (n_kv_heads, head_dim) as the size
+        name = dim_name(m.group(0))
+        return m.group(0) if name is None else {"d_model": "d_{model}"}.get(name, name)
+
+    text = re.sub(r"(?<![\\{])\b[A-Za-z]+(?:_[A-Za-z]+)+\b", size, text)
     tex = normalise(re.sub(r"\s+\(\s*\d+\s*[×x]\s*\d+\s*\)\s*$", "", text.strip().rstrip(".,;")))  # "(4 × 2)"
-    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", " ", tex))
+    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+|d_\{model\}", " ", tex))
     if any(w.lower() not in _VOCABULARY for w in words):
         return None
     return _python_lists(math_words(tex))

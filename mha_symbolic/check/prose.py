@@ -53,6 +53,7 @@ _ALIASES = {
     "seqlen": "n", "sequence_length": "n", "d_model": "d_model", "dmodel": "d_model", "d_emb": "d_model",
     "embed_dim": "d_model", "hidden_size": "d_model", "d_k": "d_k", "dk": "d_k", "d_head": "d_k",
     "head_dim": "d_k", "d_q": "d_k", "dq": "d_k", "head_size": "d_k", "d_v": "d_v", "dv": "d_v",
+    "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "num_key_value_heads": "g", "n_kv_head": "g",
 }
 _LABELS = [
     ("h", r"number\s+of\s+(?:attention\s+)?heads|head\s+count|anzahl\s+der\s+köpfe|número\s+de\s+cabezas"),
@@ -63,6 +64,7 @@ _LABELS = [
     ("d_k", r"(?:per-)?head\s+(?:dimension|dim|size|width)|(?:key|query)\s+(?:dimension|dim|size)"
             r"|dimension\s+per\s+head"),
     ("d_v", r"value\s+(?:dimension|dim|size)"),
+    ("g", r"number\s+of\s+(?:kv|key[-/ ]value|key\s+and\s+value)\s+heads"),
 ]
 _VALUE = r"\d+(?:\^\d+)?"
 _REL = {"=": "eq", ":": "colon", "<": "lt", ">": "gt", "≤": "le", "≥": "ge", "≠": "ne", "≈": "approx"}
@@ -71,9 +73,11 @@ _CHAIN = re.compile(rf"(?<![^\s(\[])(?<!\s[-+]\s)({_TERM})\s*([=<>≤≥≠≈:]
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
                 "no fewer than": "ge", "no less than": "ge", "more than": "gt", "fewer than": "lt", "less than": "lt"}
 #: the nouns that count heads and tokens ("two heads", "a two-head layer", "3 tokens", "3-token")
-_NOUNS = {"h": r"(?:\s+(?:attention\s+)?heads\b|-heads?\b)", "n": r"(?:\s+(?:input\s+)?tokens\b|-tokens?\b)"}
+_NOUNS = {"h": r"(?:\s+(?:attention\s+)?heads\b|-heads?\b)", "n": r"(?:\s+(?:input\s+)?tokens\b|-tokens?\b)",
+          "g": r"(?:\s+(?:kv|k/v|key[-/]value|key-value)\s+heads\b)"}
 _BOUND_NOUNS = {"h": r"\s*(?:attention\s+)?heads?\b", "n": r"\s*(?:input\s+)?tokens?\b"}
 _EXCLUDED_BEFORE = re.compile(r"(?:first|last|next|previous|other|these|those|remaining|top|both|every|each|at\s+most"
+                              r"|groups?\s+of|shared\s+by|serves"
                               r"|at\s+least|up\s+to|than|between\s+\S+\s+and|between)\s+$|[<>≤≥≠≈*/×^_]\s*$", re.I)
 
 
@@ -158,7 +162,7 @@ def settings(prose: str) -> list[Setting]:
     return out
 
 
-_DIMENSIONS = ("n", "d_model", "h", "d_k", "d_v")
+_DIMENSIONS = ("n", "d_model", "h", "d_k", "d_v", "g")
 _NOT_AFTER_VALUE = r"(?![\d.]*\d)(?!,\d{3})(?!\s*[-+*/^×])"
 
 
@@ -188,11 +192,15 @@ def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
                 continue
             word = m.group(1).lower()
             value = int(word) if word.isdigit() else _NUMBER_WORDS[word]
-            if value >= (2 if name == "h" else 1):
+            if value >= (2 if name in ("h", "g") else 1):
                 out.append((m.start(), Setting(name, value, m.group(0).strip())))
     for m in re.finditer(r"\b(?:only\s+one|just\s+one|a\s+single|single)[\s-]+token\b|\bone\s+token\s+only\b",
                          plain, re.I):
         out.append((m.start(), Setting("n", 1, m.group(0))))
+    kv = r"(?:kv|k/v|key[-/]value|key-value)\s+head\b"  # multi-query attention: g = 1
+    for m in re.finditer(rf"\b(?:all|every)\s+(?:the\s+)?(?:\d+\s+)?(?:query\s+)?heads\s+share\s+"
+                         rf"(?:a\s+single|one|the\s+same)\s+{kv}|\b(?:only|just)\s+one\s+{kv}", plain, re.I):
+        out.append((m.start(), Setting("g", 1, m.group(0))))
     return out
 
 

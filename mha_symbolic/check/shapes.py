@@ -34,7 +34,8 @@ def stated_shape(tex: str) -> tuple[str, str] | None:
 def _size(doc: DocumentModel, e: Any) -> Any:
     """A size expression with the document's spellings replaced by the model's sizes and known values."""
     D = doc.model().dims
-    by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v}
+    by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v,
+               "g": doc.model().kv_heads or Symbol("g", integer=True, positive=True)}
     known = doc.known_dims()
     repl = {}
     for s in as_sympy(e).free_symbols:
@@ -69,7 +70,10 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
         elif hasattr(subject, "shape"):
             shape = tuple(_size(doc, x) for x in subject.shape)
         else:
-            return "unchecked", f"{tex[where]} is not a matrix", None, ""
+            from .grouped import stacked_shape
+
+            stacked = stacked_shape(doc, tex[where], stated)
+            return stacked or ("unchecked", f"{tex[where]} is not a matrix", None, "")
     except ShapeError as e:
         return "inconsistent", str(e), None, "proven"
     except (MHASymbolicError, ValueError, TypeError) as e:

@@ -7,6 +7,7 @@ model's mathematics (its scale, convention, head widths...) changes what the eng
 from __future__ import annotations
 
 from ._base import Statement, generic_instance
+from .counts import CountStatement
 from .formulas import FormulaStatement, ReadingsAgree
 from .proofs import CostStatement, Informal, ProofStatement
 from .ranks import RankComparison, RankOf, RankStatement
@@ -17,4 +18,4 @@ from .verdict import BASES, VERDICTS, Verdict
 __all__ = ["Verdict", "VERDICTS", "BASES", "Statement", "generic_instance", "DimensionStatement",
            "ShapeStatement", "ValueStatement", "StatedShapes", "ReadsWholeInput", "HeadsDiffer", "RankStatement",
            "RankOf", "RankComparison", "FormulaStatement", "ReadingsAgree",
-           "ScoreStatistic", "score_moments", "ProofStatement", "CostStatement", "Informal"]
+           "ScoreStatistic", "score_moments", "ProofStatement", "CostStatement", "CountStatement", "Informal"]

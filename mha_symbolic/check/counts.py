@@ -1,0 +1,250 @@
+r"""Counts a document states about one attention layer: KV-cache size and parameters, from the engine.
+
+Explanation
+===========
+
+* **KV cache** -- values per token and layer are :func:`mha_symbolic.proofs.counts.kv_cache_per_token` of the
+  document's model (one row of every ``K_j``, ``V_j`` step: ``2 g d_k`` with ``g`` key/value heads, ``2 h d_k``
+  for multi-head attention); a stated total is compared after multiplying by the tokens, layers and bytes
+  per value (fp16, bf16 = 2; fp32 = 4; int8 = 1) the sentence or the document states.  Without "per layer"
+  or a layer count, the document's layer count and one layer are both accepted readings; KB/MB/GB are read
+  decimally or in powers of 1024.  "4 times smaller than multi-head attention" is the ratio of the counts of
+  the model and of the same model without grouping.
+* **parameters** -- of ``W_Q``, ``W_K`` and ``W_V``, ``W_O`` (the entries of the model's inputs) or of the
+  layer (:func:`mha_symbolic.proofs.counts.parameter_count`), with biases when the sentence says so.
+
+An arithmetic chain before the stated number (``2 · 8 · 128 = 2048 values``) is read by
+:func:`.arithmetic.arithmetic_value`; a term that disagrees with the engine's count is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any
+
+from .arithmetic import arithmetic_value
+from .model import DocumentModel, as_int
+from .numbers import Verdict3
+
+__all__ = ["judge_cache", "judge_parameters", "remember", "sizes", "cache_text"]
+
+_KV = r"(?:kv|k/v|key[-/ ]?value|key\s+and\s+value)"
+_UNITS = {"values": 1, "value": 1, "numbers": 1, "elements": 1, "entries": 1, "scalars": 1, "floats": 1,
+          "bytes": 1, "B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "KB": 10 ** 3, "kB": 10 ** 3,
+          "MB": 10 ** 6, "GB": 10 ** 9}
+_AMOUNT = re.compile(r"(?<![\w.^_])(\d[\d,]*(?:\.\d+)?)\s*(values?|numbers|elements|entries|scalars|floats|bytes|B|KiB"
+                     r"|MiB|GiB|KB|kB|MB|GB)\b(?!\s*per\s+(?:value|element|number|entry|scalar))")
+_DTYPES = [(r"\b(?:fp16|bf16|float16|bfloat16|half[- ]precision|16-bit)\b", 2),
+           (r"\b(?:fp32|float32|single[- ]precision|32-bit)\b", 4), (r"\b(?:int8|fp8|8-bit)\b", 1)]
+
+
+def remember(doc: DocumentModel, s: str) -> None:
+    """Layers and bytes per value a sentence states for the whole document ("The model has 32 layers")."""
+    if re.search(r"\b(?:per\s+layer|would|instead|if|for\s+example)\b", s, re.I):
+        return
+    layers = re.search(r"\b(\d+)\s+(?:transformer\s+|decoder\s+)?layers\b", s, re.I)
+    if layers:
+        doc.memory["layers"] = int(layers.group(1))
+    for pattern, size in _DTYPES:
+        if re.search(pattern, s, re.I):
+            doc.memory["bytes"] = size
+
+
+def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int | None]:
+    """Candidate token counts, layer counts and the bytes per value (None if unknown)."""
+    tokens = [1] if re.search(r"\bper\s+token\b", s, re.I) else []
+    m = re.search(r"\b(\d[\d,]*)[- ](?:tokens?|token\s+context)\b|\bcontext\s+(?:length|window)?\s*(?:of|=)\s*"
+                  r"(\d[\d,]*)|\bsequence\s+of\s+(\d[\d,]*)|\b(\d[\d,]*)\s+tokens\b", s, re.I)
+    if m:
+        tokens = [int(next(x for x in m.groups() if x).replace(",", ""))]
+    layers = [1] if re.search(r"\bper\s+layer\b", s, re.I) else []
+    ml = re.search(r"\b(\d+)\s+(?:transformer\s+|decoder\s+)?layers\b|\bL\s*=\s*(\d+)", s, re.I)
+    if ml:
+        layers = [int(ml.group(1) or ml.group(2))]
+    if not layers:
+        layers = sorted({1, doc.memory.get("layers", 1)})
+    if not tokens:
+        tokens = [1]
+    size = None
+    mb = re.search(r"\b(\d+)[- ]bytes?\s+per\s+(?:value|element|number|entry|scalar)\b", s, re.I)
+    if mb:
+        size = int(mb.group(1))
+    else:
+        for pattern, b in _DTYPES:
+            if re.search(pattern, s, re.I):
+                size = b
+    if size is None:
+        size = doc.memory.get("bytes")
+    return tokens, layers, size
+
+
+def _agrees(true: Fraction | int, stated_text: str, scale: int) -> bool:
+    """``true`` (in units) against the stated number of units of ``scale``, at the decimals written."""
+    stated = Fraction(stated_text.replace(",", ""))
+    places = len(stated_text.split(".")[1]) if "." in stated_text else 0
+    value = Fraction(true) / scale
+    if scale == 1 and places == 0:
+        return value == stated
+    return abs(value - stated) <= Fraction(1, 2 * 10 ** places)
+
+
+def _chain_terms(s: str, at: int, names: dict[str, int]) -> list[str]:
+    """The terms ``a = b =`` written just before position ``at`` (``2 * 2 * 64 = 256 values``): before each
+    ``=``, the longest run of words that reads as arithmetic in the sizes ``names``."""
+    before = s[:at]
+    terms: list[str] = []
+    while True:
+        m = re.search(r"=\s*$", before)
+        if not m:
+            return terms
+        before = before[:m.start()].rstrip()
+        words = before.split()
+        for k in range(max(0, len(words) - 12), len(words)):
+            term = " ".join(words[k:])
+            try:
+                arithmetic_value(term, names)
+            except (ValueError, ZeroDivisionError):
+                continue
+            terms.append(term)
+            before = before[:len(before) - len(term)]
+            break
+        else:
+            return terms
+
+
+def sizes(doc: DocumentModel) -> dict[str, int]:
+    """The document's sizes with the head widths and ``g`` the model derives (``d_k = d_model / h``)."""
+    d = doc.known_dims()
+    M = doc.model()
+    for name in ("d_k", "d_v", "h"):
+        value = as_int(getattr(M.dims, name))
+        if value is not None:
+            d.setdefault(name, value)
+    return d
+
+
+def _terms_verdict(doc: DocumentModel, terms: list[str], true: Any, what: str) -> Verdict3 | None:
+    """Each term of a chain that reads as arithmetic in the document's sizes, against the engine's value."""
+    names = sizes(doc)
+    for term in terms:
+        if not re.search(r"[-+*/ ]", term.strip()) and not re.fullmatch(r"\d+", term.strip()):
+            continue  # a lone size (d_k) is a name before "=", not the whole count
+        try:
+            value = arithmetic_value(term, names)
+        except (ValueError, ZeroDivisionError):
+            continue
+        if value != true:
+            return ("wrong", f"{term} = {value}, but {what} = {true}", str(true), "computed")
+    return None
+
+
+_MHA = re.compile(r"\bmulti-head\s+attention\b|\bMHA\b", re.I)
+_GROUPED = re.compile(r"\bGQA\b|\bMQA\b|grouped|multi-query", re.I)
+
+
+def about_mha(s: str, at: int) -> bool:
+    """Does the count at position ``at`` speak of multi-head attention ("Multi-head attention of the same width
+    would have N parameters"): named before the number, and grouped attention not named at all?  ("K and V hold
+    N parameters, against M in multi-head attention" speaks of the document's own model.)"""
+    mha = _MHA.search(s)
+    return mha is not None and mha.start() < at and not _GROUPED.search(s)
+
+
+def judge_cache(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
+    from ..proofs.counts import kv_cache_per_token
+
+    amount = _AMOUNT.search(s)
+    if amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
+        M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
+    per_token = kv_cache_per_token(M)
+    if getattr(per_token, "free_symbols", None):
+        return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
+                 "fix", None, "")]
+    count = int(per_token)
+    rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
+    ratio = re.search(r"\b(\d+(?:\.\d+)?)\s*(?:times|×|x)\s+(?:smaller|less|fewer|lower)\b|\bby\s+a\s+factor\s+of\s+"
+                      r"(\d+(?:\.\d+)?)|\b(\d+(?:\.\d+)?)\s*x\s+(?:reduction|saving)", s, re.I)
+    if ratio and re.search(r"multi-head|\bMHA\b", s, re.I):
+        mha = int(kv_cache_per_token(M.replace_options(kv_heads=None)))
+        factor = Fraction(mha, count)
+        stated = next(x for x in ratio.groups() if x)
+        why = (f"multi-head attention caches 2 h d_k = {mha} values per token and layer, this model {rule} = "
+               f"{count}: {factor} times fewer")
+        if _agrees(factor, stated, 1):
+            return [("correct", why, None, "computed")]
+        return [("wrong", f"{why}, not {stated}", str(factor), "computed")]
+    amounts = list(_AMOUNT.finditer(s))
+    if not amounts:
+        return []
+    tokens, layers, size = _multipliers(doc, s)
+    m = amounts[-1]
+    unit = m.group(2)
+    in_bytes = unit not in ("values", "value", "numbers", "elements", "entries", "scalars", "floats")
+    if in_bytes and size is None:
+        return [("unchecked", "a KV cache in bytes, but neither the sentence nor the document states the bytes per "
+                 "value (fp16, fp32, ...)", None, "")]
+    scales = [_UNITS[unit]] + ([2 ** 10 * {"KB": 1, "kB": 1, "MB": 2 ** 10, "GB": 2 ** 20}[unit]]
+                               if unit in ("KB", "kB", "MB", "GB") else [])
+    width = size if in_bytes and size is not None else 1
+    candidates = [count * t * L * width for t in tokens for L in layers]
+    for total in candidates:
+        if any(_agrees(total, m.group(1), scale) for scale in scales):
+            bad = _terms_verdict(doc, _chain_terms(s, m.start(), sizes(doc)), total, "the KV cache")
+            return [bad or ("correct", cache_text(rule, count, total, size if in_bytes else None), None, "computed")]
+    total = candidates[-1]
+    shown = str(Fraction(total, scales[0])) if scales[0] > 1 else str(total)
+    readings = f" (or {candidates[0]} for one layer)" if len(candidates) > 1 else ""
+    return [("wrong", f"{cache_text(rule, count, total, size if in_bytes else None)}{readings}, not {m.group(1)} "
+             f"{unit}", f"{shown} {unit}", "computed")]
+
+
+def cache_text(rule: str, count: int, total: int, size: int | None) -> str:
+    """``the KV cache holds 2 g d_k = 256 values per token and layer ...; here 512 bytes at 2 bytes per value``."""
+    text = f"the KV cache holds {rule} = {count} values per token and layer (read off the model's K_j, V_j steps)"
+    if total != count or size is not None:
+        text += f"; here {total} {'values' if size is None else f'bytes at {size} bytes per value'}"
+    return text
+
+
+def judge_parameters(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
+    from ..proofs.counts import parameter_count
+
+    m = re.search(r"(?<![\w.^_])(\d[\d,]*)\s+(?:parameters|params|weights)\b", s, re.I)
+    if not m:
+        return []
+    stated = int(m.group(1).replace(",", ""))
+    model = M.replace_options(bias=bool(re.search(r"\bwith\s+bias(?:es)?\b", s, re.I)))
+    mha = about_mha(s, m.start())
+    if mha:
+        model = model.replace_options(kv_heads=None)
+
+    def entries(key: str) -> Any:
+        return sum((w.shape[0] * w.shape[1] for w in model.inputs[key]), 0) if isinstance(model.inputs[key], list) \
+            else model.inputs[key].shape[0] * model.inputs[key].shape[1]
+
+    kv = (r"\b(?:keys?|K)\s+and\s+(?:values?|V)\b|\bW_K\s+and\s+W_V\b"
+          r"|\b(?:key/value|K/V|KV)\s+(?:projections?|weights)\b")
+    parts = [(kv, "W_K and W_V", lambda: entries("W_K") + entries("W_V")),
+             (r"\b(?:query|Q)\s+projection\b|\bW_Q\b", "W_Q", lambda: entries("W_Q")),
+             (r"\b(?:key|K)\s+projection\b|\bW_K\b", "W_K", lambda: entries("W_K")),
+             (r"\b(?:value|V)\s+projection\b|\bW_V\b", "W_V", lambda: entries("W_V")),
+             (r"\b(?:output|O)\s+projection\b|\bW_O\b", "W_O", lambda: entries("W_O")),
+             (r"\battention\s+layer\b|\bin\s+total\b|\btotal\b|\blayer\s+(?:has|holds)\b" + (
+                 r"|multi-head\s+attention|\bMHA\b" if mha else ""), "the layer", lambda: parameter_count(model))]
+    for pattern, what, count in parts:
+        if re.search(pattern, s, re.I):
+            true = count()
+            if getattr(true, "free_symbols", None):
+                return [("unchecked", f"{what} has {true} parameters, which depends on sizes the document does not "
+                         "fix", None, "")]
+            kind = "multi-head attention of the same sizes" if mha else f"g = {model.kv_heads or model.dims.h}"
+            bad = _terms_verdict(doc, _chain_terms(s, m.start(), sizes(doc)), int(true), f"the weights of {what}")
+            if bad is not None:
+                return [bad]
+            if int(true) == stated:
+                return [("correct", f"{what}: {true} weights ({kind}; counted from the model's inputs)", None,
+                         "computed")]
+            return [("wrong", f"{what}: {true} weights ({kind}; counted from the model's inputs), not {stated}",
+                     str(true), "computed")]
+    return []
