@@ -36,7 +36,7 @@ def _model_of(doc: DocumentModel, e: Any) -> Any:
     M = doc.model()
     names = {str(a) for a in e.atoms(MatrixSymbol)}
     if any(n.endswith("_i") or n.endswith("^i") for n in names):
-        return generic_model(doc.convention)
+        return generic_model(*doc.variant())
     return M
 
 
@@ -51,7 +51,8 @@ def _sized(doc: DocumentModel, e: Any) -> Any:
     wide = {c: c.doit() for c in e.atoms(ConcatHeads) if c.h.is_Integer}  # Concat(head_1, ..., head_h) at h = 2
     e = e.xreplace(wide) if wide else e
     M = doc.model()
-    concrete = {str(w): w for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]} | {"X": M.X, "W_O": M.W_O}
+    concrete = {str(w): w for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]} | {"X": M.X, "W_O": M.W_O} | \
+        {k: M.inputs[k] for k in ("Y", "m", "M") if k in M.inputs}
     same_name = {a: concrete[str(a)] for a in e.atoms(MatrixSymbol) if str(a) in concrete and a != concrete[str(a)]}
     return e.xreplace(same_name) if same_name else e
 
@@ -68,10 +69,11 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
         return status, message + note, expected, basis
     known = {str(a) for s in sides for a in s.atoms(MatrixSymbol)}
     M = doc.model()
-    model_names = {"X", "W_O", *M.steps} | {str(w) for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]}
+    model_names = {"X", "W_O", *M.steps} | {str(w) for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]} | \
+        {k for k in ("Y", "m", "M") if k in M.inputs}  # cross-attention's Y, a mask
     from .model import generic_model
 
-    G = generic_model(doc.convention)
+    G = generic_model(*doc.variant())
     generic_steps = {"X", "W_O", *G.steps} | {str(w) for k in ("W_Q", "W_K", "W_V") for w in G.inputs[k]}
     foreign = {n for n in known if n not in model_names and n not in generic_steps}
     name = str(sides[0]) if len(sides) == 2 and ops[0] in ("eq", "def") and getattr(sides[0], "is_symbol", False) \

@@ -68,7 +68,7 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
         sides_tex, ops = sides_tex[:-1], ops[:-1]
     while ops and not sides_tex[0].strip():  # "= (8, 2) x (2, 8) = (8, 8)" continues the line above
         sides_tex, ops = sides_tex[1:], ops[1:]
-    sides_tex = [_dim_spelling(t) for t in sides_tex]
+    sides_tex = [_dim_spelling(t, doc.cross) for t in sides_tex]
     if "to" in ops:  # Q_1 = X_1 W_Q^1 -> (8, 2) x (2, 2) = (8, 2): each part on its own
         at = ops.index("to")
         parts = [judge(doc, sides_tex[:at + 1], ops[:at], text), judge(doc, sides_tex[at + 1:], ops[at + 1:], text)]
@@ -196,11 +196,12 @@ def _misaligned(doc: DocumentModel, sides: list[Any]) -> Verdict3 | None:
     return None
 
 
-def _dim_spelling(tex: str) -> str:
-    """A side that is a size in words or another spelling (``\\text{sequence length}``) as the size's name."""
+def _dim_spelling(tex: str, cross: bool = False) -> str:
+    """A side that is a size in words or another spelling (``\\text{sequence length}``) as the size's name;
+    ``n_kv`` is the keys' count of cross-attention, and the key/value heads ``g`` in any other document."""
     name = dim_name(tex.strip())
-    return {"d_model": "d_{model}"}.get(name, name) if name is not None and not re.fullmatch(r"\s*\w\s*", tex) \
-        else tex
+    spelled = {"d_model": "d_{model}", "n_kv": "n_{kv}" if cross else "g"}
+    return spelled.get(name, name) if name is not None and not re.fullmatch(r"\s*\w\s*", tex) else tex
 
 
 def _top_level_split(tex: str) -> list[str]:

@@ -38,7 +38,7 @@ from ..parse import SymbolTable, read_expression
 
 __all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "generic_model"]
 
-DIMS = ("n", "d_model", "h", "d_k", "d_v", "g")
+DIMS = ("n", "d_model", "h", "d_k", "d_v", "g", "n_kv")
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
                 "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
                 "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",
@@ -48,8 +48,14 @@ _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_le
                 "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v",
                 # grouped-query attention: the number of key/value heads
                 "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "n_kv_head": "g",
-                "num_key_value_heads": "g", "h_kv": "g", "h_{kv}": "g", "n_kv": "g", "n_{kv}": "g",
-                "num_groups": "g", "n_groups": "g"}
+                "num_key_value_heads": "g", "h_kv": "g", "h_{kv}": "g",
+                "num_groups": "g", "n_groups": "g",
+                # cross-attention: n_q queries (the model's n) and n_kv keys/values (read as g in a document that
+                # is not about cross-attention, see DocumentModel.known_dims)
+                "n_q": "n", "n_{q}": "n", "N_q": "n", "L_q": "n", "tgt_len": "n", "target_len": "n",
+                "n_kv": "n_kv", "n_{kv}": "n_kv", "N_kv": "n_kv", "N_{kv}": "n_kv", "n_{k}": "n_kv",
+                "src_len": "n_kv", "source_len": "n_kv", "kv_len": "n_kv", "L_kv": "n_kv", "L_{kv}": "n_kv",
+                "n_{src}": "n_kv", "n_src": "n_kv", "n_{tgt}": "n", "n_tgt": "n"}
 _PER_HEAD = r"(?:Q|K|V|S'|S|A|H|Z|\\mathrm\{head\})"
 
 
@@ -85,12 +91,15 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
                r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
-    t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)",
+    t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*((?:-?[\d.]+|-\s*\\infty)(?:\s*,\s*(?:-?[\d.]+|-\s*\\infty))+)"
+               r"\s*(?:\\right)?\)",
                lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
     t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*(\^\s*\{?(?:T|\\top)\}?)?\s*$",
                lambda m: _row(m.group(1), column=bool(m.group(2))), t)  # (0, 1, 2)^T: a column
     t = _python_lists(t)
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
+    # MultiHead(X, Y): cross-attention's queries from X, keys and values from Y
+    t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*,\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \4, \4)", t)
     t = re.sub(r"\\mathrm\{MultiHead\}(?!\s*(?:\\left)?\()", r"\\mathrm{MultiHead}(X, X, X)", t)  # MultiHead alone
     t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
     t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]",
@@ -230,10 +239,16 @@ class DocumentModel:
     bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in
     convention: str = "projection"
     memory: dict[str, int] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
+    cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
+    mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
 
     # ----- sizes --------------------------------------------------------------------------------------
+    def variant(self) -> tuple[str, bool, str | None]:
+        """(convention, cross-attention?, mask) of the document's model: the general head ``i`` has them too."""
+        return self.convention, self.cross, self.model().mask
+
     def use_convention(self, convention: str) -> None:
         """Heads that read column blocks ``X_i`` of ``X`` (``"split"``) or project all of ``X``."""
         if convention != self.convention:
@@ -259,6 +274,11 @@ class DocumentModel:
     def known_dims(self) -> dict[str, int]:
         """The stated sizes plus those read off given matrices (X gives n and d_model)."""
         d = dict(self.dims)
+        if "n_kv" in d and not self.cross:  # n_kv in a document about grouped-query attention: the key/value heads
+            d.setdefault("g", d.pop("n_kv"))
+        if "Y" in self.values and self.cross:
+            d.setdefault("n_kv", self.values["Y"].rows)
+            d.setdefault("d_model", self.values["Y"].cols)
         if "X" in self.values:
             d.setdefault("n", self.values["X"].rows)
             d.setdefault("d_model", self.values["X"].cols)
@@ -290,7 +310,22 @@ class DocumentModel:
                 except MHASymbolicError:  # sizes that contradict each other (reported once): h left open
                     self._model = MultiHeadAttention(d.get("n"), d_model, None, convention=self.convention)
             self._model = self._grouped(self._model, d.get("g"))
+            self._model = self._crossed(self._model, d.get("n_kv"))
         return self._model
+
+    def _crossed(self, model: MultiHeadAttention, n_kv: int | None) -> MultiHeadAttention:
+        """The model of a cross-attention document (keys and values from ``Y``, ``n_kv`` of them; symbolic while
+        the document does not state ``n_kv``) with the document's mask; otherwise the model as it is."""
+        mask = self.mask if {"key_padding": "m", "additive": "M"}.get(self.mask or "") in self.values else None
+        if not self.cross and mask is None:
+            return model
+        try:
+            if self.cross:
+                model = model.replace_options(n_kv=n_kv) if n_kv is not None else \
+                    model.replace_options(n_kv=MultiHeadAttention(cross=True).n_kv)
+            return model.replace_options(mask=mask) if mask is not None else model
+        except MHASymbolicError:
+            return model
 
     def _grouped(self, model: MultiHeadAttention, g: int | None) -> MultiHeadAttention:
         """The model with the document's ``g`` key/value heads (grouped-query attention), when ``g`` is stated
@@ -312,6 +347,10 @@ class DocumentModel:
                 per_head = [s.symbol for s in M.steps.values() if index in getattr(s.symbol, "args", ())]
                 per_head += [w for k in ("W_Q", "W_K", "W_V") for w in M.inputs[k]]
                 extra = [x.subs(index, k) for x in per_head for k in (1, 2, 3)]
+            if self.cross:  # n_kv is a name in the document even once it has a value
+                from ..dims import dimension_symbol
+
+                extra.append(dimension_symbol("n_kv"))
             self._table = SymbolTable.for_model(M, *extra)
         return self._table
 
@@ -323,7 +362,7 @@ class DocumentModel:
             re.fullmatch(rf"\s*([A-Za-z]\w*)\s*\[\s*()()\s*:\s*,\s*{bound}:{bound}\]\s*", tex)
         if sliced:  # X[:, 0:2], X[:, (i-1)d_k : i d_k]: Python's slice, rows then columns, 0-based, half-open
             base = self.read(sliced.group(1))
-            index = generic_model(self.convention).head_indices[0]
+            index = generic_model(*self.variant()).head_indices[0]
             ends = [None if not g.strip() else expand(as_sympy(self.read(g)).xreplace(
                 {s: index for s in as_sympy(self.read(g)).free_symbols if str(s) == "i"})) for g in sliced.groups()[1:]]
             return base[slice(ends[0], ends[1]), slice(ends[2], ends[3])]
@@ -332,7 +371,7 @@ class DocumentModel:
         literal = numeric_matrix(text)
         if literal is not None:  # a matrix of numbers: read directly (the grammar is slow on large ones)
             return literal
-        tables = [self.table(), _generic_table(self.convention)]
+        tables = [self.table(), _generic_table(*self.variant())]
         if _GENERIC_HEAD.search(text):
             tables.reverse()  # W_i^Q, head_i: the general head i of the model
         try:
@@ -383,6 +422,11 @@ class DocumentModel:
                 givens[w] = heads
         if "W_O" in self.values:
             givens["W_O"] = self.values["W_O"]
+        if M.cross and "Y" in self.values:
+            givens["Y"] = self.values["Y"]
+        mask = M.mask_matrix
+        if mask is not None and str(mask.name) in self.values:
+            givens["mask"] = self.values[str(mask.name)]
         steps = {k: v for k, v in self.assumed.items() if k in M.steps}
         return givens, steps
 
@@ -396,12 +440,14 @@ def as_int(x: Any) -> int | None:
     return int(x) if getattr(x, "is_Integer", False) else None
 
 
-@lru_cache(maxsize=2)
-def generic_model(convention: str = "projection") -> MultiHeadAttention:
-    """The model of symbolic sizes (head ``i``) in a convention: formulas about a general head."""
-    return MultiHeadAttention(convention=convention)
+@lru_cache(maxsize=8)
+def generic_model(convention: str = "projection", cross: bool = False, mask: str | None = None
+                  ) -> MultiHeadAttention:
+    """The model of symbolic sizes (head ``i``) in a convention: formulas about a general head (of
+    cross-attention, keys and values from ``Y``, and with a mask, when the document's model has them)."""
+    return MultiHeadAttention(convention=convention, cross=cross, mask=mask)
 
 
-@lru_cache(maxsize=2)
-def _generic_table(convention: str = "projection") -> SymbolTable:
-    return SymbolTable.for_model(generic_model(convention))
+@lru_cache(maxsize=8)
+def _generic_table(convention: str = "projection", cross: bool = False, mask: str | None = None) -> SymbolTable:
+    return SymbolTable.for_model(generic_model(convention, cross, mask))

@@ -163,8 +163,8 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     repl: dict[Any, Any] = {}
     for a in e.atoms(MatrixSymbol):
         key = str(a)
-        if key == "X":
-            repl[a] = ImmutableMatrix(E.inputs["X"])
+        if key in ("X", "Y", "m", "M") and E.inputs.get(key) is not None:
+            repl[a] = ImmutableMatrix(E.inputs[key])
         elif key == "W_O":
             repl[a] = ImmutableMatrix(E.inputs["W_O"])
         elif key in M.steps:
@@ -188,6 +188,8 @@ def _input_key(doc: DocumentModel, tex: str) -> str | None:
     t = canonical_tex(tex, doc.zero_based).replace(" ", "")
     if t in ("X", "W_O", "W^O", "W^{O}", "W_{O}"):
         return "X" if t == "X" else "W_O"
+    if t == "Y" and doc.cross or t in ("m", "M") and doc.mask is not None:
+        return t  # the keys' and values' input of cross-attention; the key-padding row m or the additive mask M
     m = re.fullmatch(r"W_\{?([QKV])\}?\^\{?(\d+)\}?|W\^\{?([QKV])\}?_\{?(\d+)\}?|W_\{?(\d+)\}?\^\{?([QKV])\}?", t)
     if not m:
         return None
@@ -213,7 +215,8 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         if i == k or _literal(s) is not None:
             continue
         key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
-        is_input = key is not None and (key in ("X", "W_O") or "^" in key)
+        is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
+                                        or key in ("m", "M") and doc.mask is not None)
         if key is not None and is_input and key not in doc.values:
             known = doc.known_dims()
             if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")

@@ -16,6 +16,7 @@ from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
 from .code import code_statement
+from .cross import document_variant
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
 from .model import DocumentModel, dim_name
@@ -38,6 +39,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     pieces = extract(repair.text, name)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
+    doc.cross, doc.mask = document_variant(repair.text)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\[0\]",
                                     repair.text))

@@ -65,6 +65,8 @@ def _in_model(M: Any, e: Any) -> Any:
         name = str(a)
         if name in ("X", "W_O"):
             repl[a] = getattr(M, name)
+        elif name in ("Y", "m", "M") and name in M.inputs:  # cross-attention's keys and values, a mask
+            repl[a] = M.inputs[name]
         elif "^" in name and name.split("^")[0] in M.inputs:
             heads_of = {str(w): w for w in M.inputs[name.split("^")[0]]}
             repl[a] = heads_of.get(name, M.inputs[name.split("^")[0]][0])  # W_Q^2 itself; W_Q^i: head 1
@@ -86,7 +88,8 @@ def _named_maps(M: Any, e: Any) -> Any:
     for a in e.atoms(Attention):
         repl[a] = attention_rhs(M, *(_named_maps(M, x) for x in a.args[:3]))
     for m in e.atoms(MultiHead):
-        if all(str(x) == "X" for x in m.args):
+        if all(str(x) == "X" for x in m.args) and not M.cross or \
+                M.cross and [str(x) for x in m.args] == ["X", "Y", "Y"]:  # cross-attention: MultiHead(X, Y)
             repl[m] = M.steps["Output"].expr
     return e.xreplace(repl) if repl else e
 

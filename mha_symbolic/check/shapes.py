@@ -35,7 +35,7 @@ def _size(doc: DocumentModel, e: Any) -> Any:
     """A size expression with the document's spellings replaced by the model's sizes and known values."""
     D = doc.model().dims
     by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v,
-               "g": doc.model().kv_heads or Symbol("g", integer=True, positive=True)}
+               "g": doc.model().kv_heads or Symbol("g", integer=True, positive=True), "n_kv": doc.model().n_kv}
     known = doc.known_dims()
     repl = {}
     for s in as_sympy(e).free_symbols:

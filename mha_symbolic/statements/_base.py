@@ -55,6 +55,9 @@ def generic_instance(model: MultiHeadAttention, seed: int = 0) -> dict[str, Any]
             while len({tuple(r) for r in mats[0].tolist()}) < mats[0].shape[0]:
                 reach += 1
                 mats[0] = rng.integers(-reach, reach + 1, size=mats[0].shape)
+        if key == "m":  # a key-padding row: 0/1, the first key always attended (no row left without a key)
+            mats[0] = rng.integers(0, 2, size=mats[0].shape)
+            mats[0][0, 0] = 1
         out[key] = [m.tolist() for m in mats] if isinstance(value, list) else mats[0].tolist()
     return out
 

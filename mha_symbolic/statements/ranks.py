@@ -199,6 +199,9 @@ def _certify(m: MultiHeadAttention, subject: Any, r: int) -> Any:
 def _instance_value(m: MultiHeadAttention, E: Any, expr: Any) -> ImmutableMatrix:
     """``expr`` (in the model's inputs and steps) on the instance evaluated in ``E``, exactly."""
     repl: dict[Any, Any] = {m.X: ImmutableMatrix(E.inputs["X"]), m.W_O: ImmutableMatrix(E.inputs["W_O"])}
+    for key in ("Y", "m", "M"):  # cross-attention's keys and values, a mask
+        if key in m.inputs and E.inputs.get(key) is not None:
+            repl[m.inputs[key]] = ImmutableMatrix(E.inputs[key])
     for key in ("W_Q", "W_K", "W_V"):
         for sym, val in zip(m.inputs[key], E.inputs[key], strict=True):
             repl[sym] = ImmutableMatrix(val)
