@@ -25,8 +25,11 @@ Examples
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["document_variant"]
+from .model import as_int
+
+__all__ = ["document_variant", "judge_flops", "flops_prose"]
 
 _CROSS = re.compile(r"cross[- ]?attention|encoder[- ]decoder\s+attention|\bqueries\s+(?:come\s+|are\s+taken\s+)?from\s+"
                     r"the\s+decoder|\bkeys\s+and\s+values\s+(?:come\s+|are\s+taken\s+)?from\s+the\s+encoder"
@@ -44,3 +47,50 @@ def document_variant(text: str) -> tuple[bool, str | None]:
         cross = False
     mask = "key_padding" if _PADDING.search(text) else "additive" if _ADDITIVE.search(text) else None
     return cross, mask
+
+
+_FLOPS = re.compile(r"(?<![\w.^_])(\d[\d,]*)\s*(?:FLOPs|flops|floating[- ]point\s+operations)\b")
+_STAGES = [(r"\b(?:scores|logits|Q_?i?\s*K_?i?\^?T|QK\^?T|QKᵀ)\b", "S_1", "the scores S_i = Q_i K_i^T of one head"),
+           (r"\b(?:weighted\s+sum|A_?i?\s*V_?i?|head\s+outputs?)\b", "head_1", "head_i = A_i V_i of one head"),
+           (r"\b(?:keys|K_i?)\b(?![^.;]*\band\b)", "K_1", "the keys K_i = Y W_K^i of one head"),
+           (r"\b(?:queries|Q_i?)\b", "Q_1", "the queries Q_i = X W_Q^i of one head"),
+           (r"\b(?:matrix\s+products|matmuls?|multiplications)\b[^.;]*\b(?:layer|in\s+total|total|all)\b|\blayer\b[^.;]*"
+            r"\bmatrix\s+products\b", "matmul_flops", "the layer's matrix products")]
+
+
+def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
+    """``The scores of one head take 2 n_q n_kv d_k = 120 FLOPs``: the engine's count of that stage
+    (:func:`mha_symbolic.proofs.parameter_and_flop_counts` of the document's model) against the number."""
+    from ..proofs import parameter_and_flop_counts
+    from .counts import _chain_terms, _terms_verdict, sizes
+    from .grouped import _plain
+
+    s = _plain(text)
+    m = _FLOPS.search(s)
+    if not m:
+        return None
+    stage = next(((key, what) for pattern, key, what in _STAGES if re.search(pattern, s[:m.start()], re.I)), None)
+    if stage is None:
+        return None
+    result = parameter_and_flop_counts(doc.model()).result
+    true = result["stages"].get(stage[0]) if stage[0] != "matmul_flops" else result["matmul_flops"]
+    if true is None or getattr(true, "free_symbols", None):
+        return "unchecked", f"{stage[1]}: {true} FLOPs, which depends on sizes the document does not fix", None, ""
+    names = sizes(doc)
+    names.setdefault("n_kv", int(doc.model().n_kv)) if as_int(doc.model().n_kv) is not None else None
+    bad = _terms_verdict(doc, _chain_terms(s, m.start(), names), int(true), f"{stage[1]} (FLOPs)")
+    if bad is not None:
+        return bad
+    stated = int(m.group(1).replace(",", ""))
+    counted = f"{stage[1]}: {true} FLOPs (a multiply and an add per term; counted from the model's steps)"
+    if stated == int(true):
+        return "correct", counted, None, "computed"
+    return "wrong", f"{counted}, not {stated}", str(true), "computed"
+
+
+def flops_prose(doc: Any, p: Any, emit: Any) -> bool:
+    got = judge_flops(doc, p.text)
+    if got is None:
+        return False
+    emit(p.line, p.text, got[0], got[1], got[2], "number", got[3])
+    return True

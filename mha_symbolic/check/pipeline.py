@@ -16,9 +16,10 @@ from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
 from .code import code_statement
-from .cross import document_variant
+from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
+from .masks import mask_prose
 from .model import DocumentModel, dim_name
 from .report import Finding, Report
 from .sentences import prose_statement
@@ -142,8 +143,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
 
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
-        if grouped_prose(here, p, emit):
-            pass  # the grouping, the KV cache or the parameters of grouped-query attention
+        if grouped_prose(here, p, emit) or mask_prose(here, p, emit) or flops_prose(here, p, emit):
+            pass  # the grouping, the KV cache or the parameters of grouped-query attention; masked weights
         elif line is not None:  # a formula in plain text: judged like math
             for c in chains(line):
                 got = judge(here, list(c.sides), list(c.ops), c.text)

@@ -41,7 +41,9 @@ def step_name(model: MultiHeadAttention, name: str) -> str:
 
 def generic_instance(model: MultiHeadAttention, seed: int = 0) -> dict[str, Any]:
     """Deterministic integer inputs of the model's (concrete) shapes: entries in -2..2, every head
-    different, ``X`` with distinct rows (equal tokens would force equal attention rows)."""
+    different, ``X`` with distinct rows (equal tokens would force equal attention rows); ``Y`` of
+    cross-attention, and a mask (``mask``: a 0/1 key-padding row attending to its first key, or an
+    additive matrix) as :meth:`MultiHeadAttention.evaluate` takes them."""
     D = model.dims
     if not D.is_concrete:
         raise InputError(f"a generic instance needs concrete sizes, got {D}")
@@ -59,6 +61,9 @@ def generic_instance(model: MultiHeadAttention, seed: int = 0) -> dict[str, Any]
             mats[0] = rng.integers(0, 2, size=mats[0].shape)
             mats[0][0, 0] = 1
         out[key] = [m.tolist() for m in mats] if isinstance(value, list) else mats[0].tolist()
+    for key in ("m", "M"):  # evaluate() takes the mask as ``mask``
+        if key in out:
+            out["mask"] = out.pop(key)
     return out
 
 

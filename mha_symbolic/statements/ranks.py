@@ -175,7 +175,8 @@ class RankStatement(Statement):
 
 
 def _sizes(m: MultiHeadAttention) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in m.dims.as_dict().items())
+    extra = f", n_kv = {m.n_kv}" if m.cross else ""  # cross-attention's keys and values
+    return ", ".join(f"{k} = {v}" for k, v in m.dims.as_dict().items()) + extra
 
 
 def _certify(m: MultiHeadAttention, subject: Any, r: int) -> Any:

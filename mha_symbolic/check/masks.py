@@ -1,0 +1,156 @@
+r"""Sentences about masked attention weights, decided by the engine's masked softmax.
+
+Explanation
+===========
+
+A document on masks says what the mask does to the weights.  Each kind of sentence is decided by evaluating
+a :class:`~mha_symbolic.attention.MultiHeadAttention` with that mask exactly (the document's sizes when they
+are small, else two queries, ``d_model = 2``, one head and three keys), on generic integer inputs:
+
+* **a masked key's weight** -- "padded keys get weight (exactly) 0", "the masked positions receive a weight
+  of 0.25": the weights of a key whose padding entry is 0 (key padding ``m``) or whose additive entry is
+  ``-oo``, computed exactly, against the stated number;
+* **row sums** -- "each row of the masked weights still sums to 1": the exact row sums of the masked
+  softmax, against the stated number;
+* **a fully masked row** -- "a row whose keys are all masked gives NaN / is undefined": the engine refuses
+  such a row (:class:`~mha_symbolic.errors.MaskError`), so the softmax has no value there; a sentence that
+  gives it a value ("all zeros", "uniform weights") is ``wrong``.
+
+Numbers are read from the sentence, never evaluated as code.
+
+Examples
+========
+
+>>> judge_mask_sentence(DocumentModel(), "The padded keys receive a weight of exactly 0.")[0]
+'correct'
+>>> judge_mask_sentence(DocumentModel(), "Each row of the masked attention weights sums to 0.5.")[:3]
+('wrong', 'every row of the masked weights sums to exactly 1 (computed exactly, key padding)', '1')
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any
+
+from sympy import ImmutableMatrix, nsimplify, simplify
+
+from ..attention import MultiHeadAttention
+from ..errors import MaskError, MHASymbolicError
+from .model import DocumentModel, as_int
+
+__all__ = ["judge_mask_sentence", "mask_prose"]
+
+_MASKED = r"(?:padded|masked(?:[- ]out)?|padding)\s+(?:keys?|positions?|tokens?|entries|columns?|source\s+tokens?)"
+_WEIGHT = re.compile(rf"\b{_MASKED}\b[^.;]*?\b(?:weights?|probabilit(?:y|ies))\b[^.;\d]*?"
+                     r"(?<![\w.])(-?\d+(?:\.\d+)?)(?!\s*[-+*/^])", re.I)
+_ROW_SUM = re.compile(r"\b(?:each|every|all)\s+rows?\b[^.;]*?\b(?:sums?|adds?\s+up)\s+to\s+(?:exactly\s+)?"
+                      r"(-?\d+(?:\.\d+)?)", re.I)
+_FULL = re.compile(r"\b(?:fully|entirely|completely)\s+masked\s+rows?\b|\brows?\b[^.;]*\b(?:all|every)\s+(?:its\s+)?"
+                   r"(?:keys?|positions?|entries)\b[^.;]*\b(?:masked|padded|-\s*inf)", re.I)
+_UNDEFINED = re.compile(r"\bNaN\b|\bundefined\b|\bnot\s+defined\b|\berror\b|0\s*/\s*0|division\s+by\s+zero", re.I)
+_A_VALUE = re.compile(r"\b(?:all\s+zeros?|zero\s+weights|uniform|1\s*/\s*n)\b", re.I)
+
+
+def _probe(doc: DocumentModel, mask: str) -> MultiHeadAttention:
+    """A concrete model with ``mask`` of the document's sizes when they are small, else a small one."""
+    M = doc.model()
+    sizes = [as_int(x) for x in (M.dims.n, M.dims.d_model, M.dims.h, M.n_kv)]
+    if all(s is not None and 1 <= s <= 8 for s in sizes) and (sizes[3] or 0) >= 2:
+        try:
+            return M.replace_options(mask=mask, kv_heads=None)
+        except MHASymbolicError:
+            pass
+    return MultiHeadAttention(2, 2, 1, n_kv=3, mask=mask)
+
+
+def _weights(model: MultiHeadAttention, masked: list[int]) -> ImmutableMatrix:
+    """The exact ``A_1`` of ``model`` on generic inputs with the keys ``masked`` (0-based) masked out."""
+    from ..statements import generic_instance
+
+    inputs = generic_instance(model)
+    n_kv = int(model.n_kv)
+    if model.mask == "key_padding":
+        inputs["mask"] = [[0 if b in masked else 1 for b in range(n_kv)]]
+    else:
+        from sympy import oo
+
+        inputs["mask"] = [[-oo if b in masked else 0 for b in range(n_kv)] for _ in range(int(model.dims.n))]
+    return ImmutableMatrix(model.evaluate(**inputs)["A_1"])
+
+
+def _mask_kind(doc: DocumentModel, s: str) -> str:
+    if re.search(r"-\s*\\?inf|−∞|additive|attn_mask|causal", s, re.I):
+        return "additive"
+    return doc.mask or "key_padding"
+
+
+def _agrees(value: Any, stated: str) -> bool:
+    places = len(stated.split(".")[1]) if "." in stated else None
+    exact = nsimplify(value)
+    if places is None:
+        return bool(simplify(exact - Fraction(stated)) == 0)
+    return abs(float(exact) - float(stated)) <= 0.5 * 10 ** -places
+
+
+def judge_mask_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | None, str] | None:
+    """The verdict on a sentence about masked weights, or None when it states nothing of the kind."""
+    from .prose import _plain
+
+    s = _plain(text)
+    kind = _mask_kind(doc, s)
+    what = "key padding" if kind == "key_padding" else "additive -oo"
+    rule = ("softmax_m(S)_ab = m_b e^{s_ab} / sum_c m_c e^{s_ac}" if kind == "key_padding" else
+            "softmax(S' + M) with M_ab = -oo")
+    try:
+        if _FULL.search(s):
+            model = _probe(doc, kind)
+            try:
+                _weights(model, list(range(int(model.n_kv))))
+            except MaskError as e:
+                why = f"the masked softmax of a row with no key left is 0/0: the engine refuses it ({e})"
+                if _UNDEFINED.search(s):
+                    return "correct", why, None, "computed"
+                if _A_VALUE.search(s):
+                    return "wrong", f"{why}; it has no value, so not the one stated", "undefined (NaN)", "computed"
+            return None
+        weight = _WEIGHT.search(s)
+        if weight:
+            model = _probe(doc, kind)
+            A = _weights(model, [int(model.n_kv) - 1])
+            got = {simplify(x) for x in A.col(A.cols - 1)}
+            if len(got) != 1:
+                return None
+            value = got.pop()
+            who = "m_b = 0" if kind == "key_padding" else "M_ab = -oo"
+            if _agrees(value, weight.group(1)):
+                return "correct", f"a key with {who} gets weight {value} in every row: {rule}, computed exactly", \
+                    None, "computed"
+            return ("wrong", f"a key with {who} gets weight {value} in every row ({rule}, computed exactly), not "
+                    f"{weight.group(1)}", str(value), "computed")
+        rows = _ROW_SUM.search(s)
+        if rows and re.search(r"mask|padd", s, re.I):
+            model = _probe(doc, kind)
+            A = _weights(model, [int(model.n_kv) - 1])
+            sums = {simplify(sum(A.row(r))) for r in range(A.rows)}
+            if len(sums) != 1:
+                return None
+            value = sums.pop()
+            said = f"every row of the masked weights sums to exactly {value} (computed exactly, {what})"
+            if _agrees(value, rows.group(1)):
+                return "correct", said, None, "computed"
+            return "wrong", said, str(value), "computed"
+    except (MHASymbolicError, ValueError, TypeError, ZeroDivisionError) as e:
+        return "unchecked", f"not decided: {str(e).splitlines()[0][:160]}", None, ""
+    return None
+
+
+def mask_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
+    """Judge a line of prose about masked weights; True when it stated something of the kind."""
+    if doc.mask is None and not re.search(r"mask|padd", p.text, re.I):
+        return False
+    got = judge_mask_sentence(doc, p.text)
+    if got is None:
+        return False
+    emit(p.line, p.text, got[0], got[1], got[2], "number", got[3])
+    return True
