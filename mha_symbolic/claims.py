@@ -52,6 +52,7 @@ from .statements import (
     FormulaStatement,
     HeadsDiffer,
     Informal,
+    MaskedWeights,
     ProofStatement,
     RankComparison,
     RankOf,
@@ -63,6 +64,7 @@ from .statements import (
     StatedShapes,
     Statement,
     ValueStatement,
+    VariantRankStatement,
     Verdict,
 )
 from .statements.formulas import product
@@ -141,6 +143,11 @@ _GENERAL = MultiHeadAttention()
 _GQA = MultiHeadAttention(None, 4096, 32, kv_heads=8)
 _GQA_SMALL = MultiHeadAttention(3, 8, 4, kv_heads=2)
 _MQA = MultiHeadAttention(None, 1024, 16, kv_heads=1)
+# cross-attention (3 decoder queries, 5 encoder keys/values), one with n_kv = 2 < n where the row-stochastic
+# bound 1 + h (n_kv - 1) is the binding one, and key padding
+_CROSS = MultiHeadAttention(3, 8, 2, n_kv=5)
+_CROSS_FEW_KEYS = MultiHeadAttention(4, 4, 2, n_kv=2)
+_PADDED = MultiHeadAttention(2, 4, 2, n_kv=3, mask="key_padding")
 _ATTENTION = r"Z = \mathrm{softmax}\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V"
 
 
@@ -268,6 +275,15 @@ CLAIMS: list[Claim] = [
           "Ainslie et al. 2023 (GQA), section 2", _GQA_SMALL, ProofStatement(gqa_equals_repeated_kv)),
     Claim("mqa-kv-cache", r"\text{multi-query attention caches } 2 d_k \text{ values per token and layer}",
           "Shazeer 2019 (MQA)", _MQA, CountStatement("kv_cache_per_token", lambda D, g: 2 * D.d_k)),
+    Claim("cross-scores-shape", r"S_i = Q_i K_i^\top \in \mathbb{R}^{n_q \times n_{kv}} = \mathbb{R}^{3 \times 5}",
+          "Vaswani et al. 2017, encoder-decoder attention", _CROSS, ShapeStatement("S_1", (3, 5))),
+    Claim("cross-concat-rank", r"\mathrm{rank}(\mathrm{Concat}) = 1 + h (n_{kv} - 1) \text{ when it is the smallest "
+          r"bound (attained)}", "cross-attention, row-stochastic bound", _CROSS_FEW_KEYS,
+          VariantRankStatement("Concat", "eq", lambda D, n_kv: 1 + D.h * (n_kv - 1))),
+    Claim("mask-padded-zero", "a padded key gets attention weight exactly 0", "PyTorch key_padding_mask",
+          _PADDED, MaskedWeights("masked", 0)),
+    Claim("mask-row-sums", "every row of a masked softmax still sums to 1", "PyTorch key_padding_mask", _PADDED,
+          MaskedWeights("row sums", 1)),
 ]
 
 

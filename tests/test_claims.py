@@ -37,7 +37,8 @@ EXPECTED = {
     "003-head1-output": "false", "003-head2-output": "false", "004-scaling": "true", "vaswani-fn4": "true",
     "vaswani-scaled": "true", "elhage-decomposition": "true", "bhojanapalli-thm1": "true",
     "gqa-kv-cache": "true", "gqa-kv-saving": "true", "gqa-parameters": "true", "gqa-repeated-kv": "true",
-    "mqa-kv-cache": "true",
+    "mqa-kv-cache": "true", "cross-scores-shape": "true", "cross-concat-rank": "true", "mask-padded-zero": "true",
+    "mask-row-sums": "true",
 }
 
 

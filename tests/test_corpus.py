@@ -20,7 +20,9 @@ DOCUMENTS = ["corpus/14_one_token", "corpus/16_shape_walkthrough", "corpus/05_ze
              "corpus_holdout/06_tables_and_aligned",
              # grouped-query and multi-query attention (#15): LaTeX h = 8, g = 2; plain Unicode text h = 32, g = 8;
              # code and prose with n_kv_heads = 1
-             "corpus/19_gqa_two_groups", "corpus/20_llama_style_gqa", "corpus/21_mqa_code"]
+             "corpus/19_gqa_two_groups", "corpus/20_llama_style_gqa", "corpus/21_mqa_code",
+             # cross-attention and masks (#15): LaTeX n_q = 3, n_kv = 5 with a padding mask; plain Unicode text
+             "corpus/22_cross_attention_masks", "corpus/23_cross_unicode_padding"]
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._base import Statement, generic_instance
 from .counts import CountStatement
 from .formulas import FormulaStatement, ReadingsAgree
+from .masks import MaskedWeights, VariantRankStatement
 from .proofs import CostStatement, Informal, ProofStatement
 from .ranks import RankComparison, RankOf, RankStatement
 from .statistics import ScoreStatistic, score_moments
@@ -18,4 +19,5 @@ from .verdict import BASES, VERDICTS, Verdict
 __all__ = ["Verdict", "VERDICTS", "BASES", "Statement", "generic_instance", "DimensionStatement",
            "ShapeStatement", "ValueStatement", "StatedShapes", "ReadsWholeInput", "HeadsDiffer", "RankStatement",
            "RankOf", "RankComparison", "FormulaStatement", "ReadingsAgree",
-           "ScoreStatistic", "score_moments", "ProofStatement", "CostStatement", "CountStatement", "Informal"]
+           "ScoreStatistic", "score_moments", "ProofStatement", "CostStatement", "CountStatement", "Informal",
+           "MaskedWeights", "VariantRankStatement"]
