@@ -326,3 +326,33 @@ def test_cost_statement_keeps_the_variant():
     cross = CostStatement("matmul_flops").decide(MultiHeadAttention(4, 8, 4, n_kv=3))
     assert cross.verdict == "true" and "n_kv" in str(parameter_and_flop_counts(MultiHeadAttention(
         cross=True)).result["matmul_flops"])
+
+
+def test_softmax_doit_applies_the_key_padding_row():
+    """(mutation testing: a ``doit`` that dropped ``keep`` survived)"""
+    from mha_symbolic.softmax import Softmax
+
+    A = Softmax(Matrix([[0, 0, 0]]), False, Matrix([[1, 0, 1]])).doit()
+    assert A == Matrix([[Rational(1, 2), 0, Rational(1, 2)]])
+    assert Softmax(Matrix([[0, 0], [0, 0]]), True, Matrix([[1, 1]])).doit() == Matrix([[1, 0], [Rational(1, 2),
+                                                                                              Rational(1, 2)]])
+
+
+def test_evaluation_errors_name_the_input():
+    """(mutation testing: the names passed to the conversions were read by no test)"""
+    M = MultiHeadAttention(2, 4, 2, bias=True)
+    ok = {"X": [[1, 0, 0, 0], [0, 1, 0, 0]], "W_Q": [I4_2] * 2, "W_K": [I4_2] * 2, "W_V": [I4_2] * 2,
+          "b_Q": [[0, 0]] * 2, "b_K": [[0, 0]] * 2, "b_V": [[0, 0]] * 2}
+    with pytest.raises(InputError, match=r"^W_O entry \(0, 0\) is nan"):
+        M.evaluate(**ok, W_O=[[float("nan")] * 4] * 4, b_O=[0] * 4)
+    with pytest.raises(InputError, match=r"^b_O entry \(0, 1\) is inf"):
+        M.evaluate(**ok, W_O=W_O4, b_O=[0, float("inf"), 0, 0])
+    with pytest.raises(InputError, match=r"^S_1 entry \(0, 0\) is nan"):
+        M.evaluate(**ok, W_O=W_O4, b_O=[0] * 4, given_steps={"S_1": [[float("nan"), 0], [0, 0]]})
+
+
+def test_untightened_proof_says_why():
+    assert variant_rank_bounds(MultiHeadAttention(cross=True)).steps[-1].text == (
+        "Tightness not certified (symbolic sizes); the bounds are proven for every size.")
+    assert variant_rank_bounds(MultiHeadAttention(2, 4, 2), certify=False).steps[-1].text.startswith(
+        "Tightness not certified (not asked)")
