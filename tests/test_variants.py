@@ -140,6 +140,10 @@ def test_mask_latex_and_wrong_options():
     add = MultiHeadAttention(mask="additive")
     assert latex(add.steps["A_i"].definition) == r"\mathrm{softmax}\left(S'_i + M\right)"
     assert add.inputs["M"].shape == (n, n) and kp.inputs["m"].shape == (1, n_kv)
+    with pytest.raises(InputError, match=r"kv_heads=g must be declared Symbol\(\.\.\., integer=True, positive=True\)"):
+        MultiHeadAttention(kv_heads=symbols("g"))
+    with pytest.raises(InputError, match="kv_heads must be a positive integer or a symbol name, got '2g'"):
+        MultiHeadAttention(kv_heads="2g")
     with pytest.raises(InputError, match="mask must be None, 'key_padding'"):
         MultiHeadAttention(mask="padding")
     with pytest.raises(InputError, match="Y given, but the model is self-attention"):
