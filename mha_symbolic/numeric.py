@@ -62,6 +62,7 @@ array([[0.6698, 0.3302, 0.6698, 0.3302],
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import linecache
@@ -453,9 +454,7 @@ class NumericMHA:
                  "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
         model, compiled = self._compiled(found, keep_steps=steps)
         _check_shapes(model, arrays)
-        args = []
-        for key, value in model.inputs.items():
-            args += list(arrays[key]) if isinstance(value, list) else [arrays[key]]
+        args = _arguments(model, arrays)
         with np.errstate(over="ignore", invalid="ignore"):
             result = compiled.function(*args)
         out = result[-1] if steps else result
@@ -500,9 +499,7 @@ class EntrywiseMHA:
         if arrays["X"].ndim != 2:
             raise InputError("the entry-wise function takes one X of shape (n, d_model); use lambdify() to batch")
         _check_shapes(self.model, arrays)
-        args = []
-        for key, value in self.model.inputs.items():
-            args += list(arrays[key]) if isinstance(value, list) else [arrays[key]]
+        args = _arguments(self.model, arrays)
         # a per-head bias is validated as a vector; its symbol is a 1 x width row
         args = [np.reshape(a, tuple(int(x) for x in leaf.shape)) if np.ndim(a) == 1 else a
                 for a, leaf in zip(args, self._leaves, strict=True)]
@@ -572,6 +569,26 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _input_shapes(model: MultiHeadAttention) -> tuple[tuple[str, bool, tuple[Any, ...]], ...]:
+    """``(key, per_head, shapes)`` of each of the model's inputs, in call order, read once per model (building
+    ``model.inputs`` costs about as much as a small attention call)."""
+    layout = []
+    for key, value in model.inputs.items():
+        syms = value if isinstance(value, list) else [value]
+        shapes = tuple(None if key == "X" else tuple(int(x) for x in s.shape) for s in syms)
+        layout.append((key, isinstance(value, list), shapes))
+    return tuple(layout)
+
+
+def _arguments(model: MultiHeadAttention, arrays: dict[str, Any]) -> list[Any]:
+    """The validated arrays in the compiled function's argument order (per-head lists spread out)."""
+    args: list[Any] = []
+    for key, per_head, _ in _input_shapes(model):
+        args += list(arrays[key]) if per_head else [arrays[key]]
+    return args
+
+
 def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
     """Every input against the shapes of the (concrete) model, naming the argument."""
     D = model.dims
@@ -582,20 +599,18 @@ def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
     if X.shape[-1] != D.d_model or (D.n.is_Integer and X.shape[-2] != D.n):
         n = int(D.n) if D.n.is_Integer else "n"
         raise ShapeError(f"X has shape {X.shape}; expected (..., {n}, {D.d_model}) = (..., n, d_model)")
-    for key, value in model.inputs.items():
+    for key, per_head, shapes in _input_shapes(model):
         if key == "X":
             continue
-        syms = value if isinstance(value, list) else [value]
         given = arrays[key]
         if given is None:
             raise InputError(f"{key} is missing: the model has biases (bias=True)")
-        given = given if isinstance(value, list) else [given]
-        if len(given) != len(syms):
-            raise InputError(f"{key}: expected h={len(syms)} per-head arrays, got {len(given)}")
-        for k, (sym, arr) in enumerate(zip(syms, given, strict=True), start=1):
-            want = tuple(int(x) for x in sym.shape)
+        given = given if per_head else [given]
+        if len(given) != len(shapes):
+            raise InputError(f"{key}: expected h={len(shapes)} per-head arrays, got {len(given)}")
+        for k, (want, arr) in enumerate(zip(shapes, given, strict=True), start=1):
             got = arr.shape if arr.ndim == 2 else (1, arr.shape[0]) if arr.ndim == 1 else arr.shape
             if got != want:
-                label = f"{key}[{k}]" if isinstance(value, list) else key
+                label = f"{key}[{k}]" if per_head else key
                 shown = f"({want[1]},)" if want[0] == 1 and key.startswith("b_") else shape_text((want[0], want[1]))
                 raise ShapeError(f"{label} has shape {arr.shape}; expected {shown}")
