@@ -6,12 +6,13 @@ head; the generated source is checked for one projection product per kind (the f
 
 from __future__ import annotations
 
+import ast
 import re
 import tracemalloc
 
 import numpy as np
 import pytest
-from sympy import Rational
+from sympy import Rational, Symbol
 
 from mha_symbolic import InputError, MultiHeadAttention, example, numeric
 from mha_symbolic.dims import dimension_symbol
@@ -208,10 +209,9 @@ def test_peak_memory_one_head_of_scores_at_a_time():
 
 # ----- the generated source ----------------------------------------------------------------------------------
 def _code(source):
-    """The source's statements: docstring, comments and blank lines dropped."""
-    statements = re.sub(r'""".*?"""', "", source, flags=re.S)
-    lines = [re.sub(r"\s+#.*$", "", line).rstrip() for line in statements.splitlines()]
-    return [line for line in lines if line.strip() and not line.strip().startswith("#")]
+    """The source's statements: the docstring, comments and blank lines dropped."""
+    lines = [re.sub(r"\s+#.*$", "", line).rstrip() for line in source.splitlines()]
+    return [line for line in lines if line.strip() and not line.strip().startswith(("#", '"', "'"))]
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -315,3 +315,13 @@ def test_a_model_whose_steps_pair_heads_differently_is_refused(monkeypatch):
         "head_1", steps["head_1"].symbol, swapped, steps["head_1"].expr, model.dims)})
     with pytest.raises(InputError, match="head 1 reads key head 1 but value head 2"):
         _head_pairs(model)
+
+
+def test_symbol_names_never_become_code():
+    # a dimension symbol's name is text; it reaches the generated source only inside a string literal
+    name = 'n"""\nraise SystemExit("injected")\n"""'
+    model = MultiHeadAttention(Symbol(name, integer=True, positive=True), 4, 2)
+    f = model.lambdify()
+    assert name in ast.literal_eval(f.source.splitlines()[1].strip())  # the docstring, read back as a literal
+    args = inputs(MultiHeadAttention(None, 4, 2), n=3)
+    np.testing.assert_allclose(f(**args), expected(model, args), rtol=1e-12)
