@@ -58,8 +58,9 @@ def hand_written_fused(X, WQ, WK, WV, WO):
     Every head's projection in one product (the weights side by side, the scale folded into the queries' copy),
     per-head views, one scores buffer reused by every head, the softmax in place -- shifted by the row maximum
     only when a Cauchy-Schwarz bound (largest query norm x largest key norm) does not keep exp far from overflow
-    (as the lambdified code does) -- with the row sums as a matrix-vector product and the division after the
-    product with V, heads written over the queries they came from, the output over the keys.
+    (as the lambdified code does) -- with the row sums as a matrix-vector product and every head's rows
+    multiplied by their reciprocals at once after the products with V, heads written over the queries they came
+    from, the output over the keys.
     """
     h, d, dk = WQ.shape
     dv = WV.shape[2]
@@ -73,6 +74,7 @@ def hand_written_fused(X, WQ, WK, WV, WO):
     n = X.shape[-2]
     S = np.empty(X.shape[:-1] + (n,), Q.dtype)
     r = np.empty(X.shape[:-1] + (1,), Q.dtype)
+    sums = np.empty(X.shape[:-1] + (h, 1), Q.dtype)
     ones = np.ones((n, 1), Q.dtype)
     for i in range(h):
         np.matmul(Qh[..., i, :], np.swapaxes(Kh[..., i, :], -1, -2), out=S)
@@ -80,10 +82,9 @@ def hand_written_fused(X, WQ, WK, WV, WO):
             np.max(S, axis=-1, keepdims=True, out=r)
             S -= r
         np.exp(S, out=S)
-        np.matmul(S, ones, out=r)
-        head = Qh[..., i, :]
-        np.matmul(S, Vh[..., i, :], out=head)
-        head /= r
+        np.matmul(S, ones, out=sums[..., i, :])
+        np.matmul(S, Vh[..., i, :], out=Qh[..., i, :])
+    Qh *= np.reciprocal(sums, out=sums)
     return np.matmul(Q, WO, out=K)
 
 

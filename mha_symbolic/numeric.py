@@ -18,8 +18,9 @@ from the model:
     reads key/value head ``j`` as the steps ``S_i = Q_i K_j^T`` and ``head_i = A_i V_j``
     say (grouped-query attention: ``j = ceil(i g / h)``);
   - one scores buffer ``(..., n_q, n_kv)`` reused by every head, the softmax in place
-    (``exp``, the row sums as a matrix-vector product, the division after the product with
-    ``V``); each row is shifted by its maximum unless a Cauchy-Schwarz bound (largest query
+    (``exp``, the row sums as a matrix-vector product, each row divided by its sum after the
+    product with ``V``: one multiplication by the reciprocals for all heads at once); each
+    row is shifted by its maximum unless a Cauchy-Schwarz bound (largest query
     norm times largest key norm, plus the additive term) proves that ``exp`` cannot leave
     a safe range (``|score| <= ln(largest float) / 4``), so scores of 1e4 still give finite
     weights;
@@ -271,7 +272,8 @@ def _unshifted_limit(dtype: Any) -> float:
 
 _FUSED_NAMESPACE: dict[str, Any] = {"result_type": np.result_type, "concatenate": np.concatenate, "stack": np.stack,
                     "matmul": np.matmul, "swapaxes": np.swapaxes, "empty": np.empty, "ones": np.ones,
-                    "amax": np.amax, "subtract": np.subtract, "exp": np.exp, "divide": np.divide, "add": np.add,
+                    "amax": np.amax, "subtract": np.subtract, "exp": np.exp, "reciprocal": np.reciprocal,
+                                    "multiply": np.multiply, "add": np.add,
                     "_over_batches": _over_batches, "_causal_term": _causal_term,
                     "_max_row_norms": _max_row_norms, "_finite_bound": _finite_bound,
                     "_unshifted_limit": _unshifted_limit}
@@ -376,7 +378,8 @@ def _fused_source(model: MultiHeadAttention) -> str:
                 f"        heads = Concat.reshape(Concat.shape[:-1] + ({h}, {d_v}))"]
     pairs = ", ".join(f"({i}, {j})" for i, j in _head_pairs(model)) + ("," if h == 1 else "")
     out += ["        S = empty(Q.shape[:-1] + K.shape[-2:-1], dtype)  # one head's scores at a time, (..., n_q, n_kv)",
-            "        r = empty(S.shape[:-1] + (1,), dtype)  # a row's maximum, then its sum",
+            "        r = empty(S.shape[:-1] + (1,), dtype)  # a row's maximum",
+            f"        sums = empty(Q.shape[:-1] + ({h}, 1), dtype)  # each head's row sums",
             "        ones_kv = ones(K.shape[-2:-1] + (1,), dtype)",
             "        # Cauchy-Schwarz: |scores of head i| <= (largest row norm of Q_i) (largest of K_j) + T_bound",
             "        q_norms, k_norms = _max_row_norms(Q_), _max_row_norms(K_)",
@@ -388,11 +391,12 @@ def _fused_source(model: MultiHeadAttention) -> str:
             "                amax(S, axis=-1, keepdims=True, out=r)",
             "                subtract(S, r, out=S)",
             "            exp(S, out=S)",
-            "            matmul(S, ones_kv, out=r)  # the row sums",
-            "            head = heads[..., i, :]",
-            "            matmul(S, V_[..., j, :], out=head)",
-            "            divide(head, r, out=head)  # normalized after the product with V: n d_v divisions, not n n_kv",
-            "        del S, Q_, K_, V_, V, heads"]
+            "            matmul(S, ones_kv, out=sums[..., i, :])",
+            "            matmul(S, V_[..., j, :], out=heads[..., i, :])",
+            "        # every head's rows over their sums at once, after the products with V (n d_v, not n n_kv)",
+            "        reciprocal(sums, out=sums)",
+            "        multiply(heads, sums, out=heads)",
+            "        del S, Q_, K_, V_, V, heads, sums"]
     if g * d_k == d_model:  # K has the output's shape (self-attention: n_kv = n_q)
         out.append("        Output = matmul(Concat, W_O, out=K if out is None else out)  # over K, no longer needed")
     else:
