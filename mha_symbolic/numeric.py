@@ -209,7 +209,7 @@ def _compile_steps(model: MultiHeadAttention) -> _Compiled:
 # ----- the fused code -----------------------------------------------------------------------------
 #: Query rows per chunk of the batch: the fused code projects and attends one chunk of the leading (batch)
 #: axes at a time, so that only one chunk's queries, keys, values and scores are alive at once.
-CHUNK_ROWS = 512
+CHUNK_ROWS = 1024
 
 
 def _over_batches(attend: Callable[..., np.ndarray], width: int, dtype: Any, *operands: np.ndarray) -> np.ndarray:
