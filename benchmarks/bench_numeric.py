@@ -3,18 +3,21 @@
 Prints one line per figure, all measured in this run:
 
 1. In this process (float64, BLAS with its default threads), as before: the compile time of lambdify (target < 1 s);
-   at n = d_model = 512, h = 8, batch 1 and 8, the median time of the lambdified function against a hand-written
-   loop over heads (target <= 1.10) and the peak memory of one call of each (tracemalloc, which NumPy reports its
-   buffers to); the same for grouped-query attention with g = 2 key/value heads against a hand-written GQA that
-   computes each shared K_j, V_j once (issue 15; target <= 1.10).
+   at n = d_model = 512, h = 8, batch 1 and 8, the median time of the lambdified function and its median paired
+   ratio to a hand-written loop over heads (target <= 1.10) and the peak memory of one call of each (tracemalloc,
+   which NumPy reports its buffers to); the same for grouped-query attention with g = 2 key/value heads against a
+   hand-written GQA that computes each shared K_j, V_j once (issue 15; target <= 1.10).
 2. float32, n = d_model = 512, h = 8, for batch 1 and 8 and for 1 and 2 threads (issue 15), each implementation
    timed in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set, and
    torch.set_num_threads; torch's idle OpenMP threads slow the BLAS calls that follow them in one process):
-   the lambdified function against a fused hand-written NumPy MHA (target <= 1.05), against torch CPU
+   the lambdified function against a fused hand-written NumPy MHA (target <= 1.05; also its generated code
+   alone, without the call's input validation and output check), against torch CPU
    ``nn.MultiheadAttention`` (eval, inference mode, need_weights=False: its fast path; when torch is importable;
    target <= 1.0) and against the GEMM floor (target <= 1.3): its FLOPs, 8 n d^2 + 4 n^2 d per batch element,
    at the rate of one 1024 x 1024 x 1024 float32 product timed in the same process.  The processes run in
-   ``--rounds`` alternating rounds; each figure is the median over all rounds' samples.
+   ``--rounds`` alternating rounds.  Ratios between implementations of one process are medians of paired calls
+   (each repeat's ratio: the calls ran next to each other, so a slow phase of a shared machine hits both), with
+   their quartiles for the fused NumPy version; the ratio to torch (another process) is a ratio of medians.
 
 Run: python benchmarks/bench_numeric.py [--repeats N] [--rounds R] [--part 1|2]
 """
@@ -104,11 +107,6 @@ def hand_written_gqa(X, WQ, WK, WV, WO):
     return np.concatenate(heads, axis=-1) @ WO
 
 
-def median_times(fns, repeats):
-    """Median time of each function, calls interleaved so that machine drift hits both alike."""
-    return [statistics.median(ts) for ts in sample_times(fns, repeats)]
-
-
 def sample_times(fns, repeats):
     """Each function's times; the order rotates every repeat, so that each follows every other alike (a function
     timed right after a large product finds its data evicted from the caches)."""
@@ -173,9 +171,11 @@ def report(batch, f, X, W, WO, repeats, reference=hand_written) -> None:
         return reference(X, W["W_Q"], W["W_K"], W["W_V"], WO)
 
     err = float(np.abs(ours() - hand()).max())
-    t_ours, t_hand = median_times([ours, hand], repeats)
+    times = sample_times([ours, hand], repeats)
+    t_ours, t_hand = (statistics.median(t) for t in times)
+    ratio = statistics.median(paired(*times))
     print(f"batch {batch}: lambdified {t_ours * 1e3:.1f} ms, hand-written {t_hand * 1e3:.1f} ms, "
-          f"ratio {t_ours / t_hand:.3f} (target <= 1.10; median of {repeats}; max |diff| {err:.1e})")
+          f"ratio {ratio:.3f} (target <= 1.10; median of {repeats} paired calls; max |diff| {err:.1e})")
     m_ours, m_hand = peak_mib(ours), peak_mib(hand)
     print(f"batch {batch}: peak memory lambdified {m_ours:.1f} MiB, hand-written {m_hand:.1f} MiB, "
           f"ratio {m_ours / m_hand:.2f}")
@@ -183,14 +183,18 @@ def report(batch, f, X, W, WO, repeats, reference=hand_written) -> None:
 
 # ----- part 2: float32, one process per implementation and thread count ---------------------------
 def worker_numpy(batch: int, repeats: int) -> dict:
-    """Times of the lambdified function, the fused and the loop hand-written versions and the GEMM (seconds)."""
+    """Times (seconds) of the lambdified function, of its generated code alone (called without the input
+    validation and the output check), of the fused and the loop hand-written versions and of the GEMM."""
     from mha_symbolic import MultiHeadAttention
 
     f = MultiHeadAttention(d_model=D_MODEL, h=H).lambdify()
     W, WO = weights(np.float32)
     X = np.random.default_rng(1).normal(size=(batch, N, D_MODEL)).astype(np.float32)
     A, B = (np.random.default_rng(k).normal(size=(GEMM, GEMM)).astype(np.float32) for k in (2, 3))
+    generated = f._compiled({}, keep_steps=False)[1].function
+    args = [X, *W["W_Q"], *W["W_K"], *W["W_V"], WO]
     fns = {"lambdified": lambda: f(X, **W, W_O=WO),
+           "generated": lambda: generated(*args),
            "fused": lambda: hand_written_fused(X, W["W_Q"], W["W_K"], W["W_V"], WO),
            "loop": lambda: hand_written(X, W["W_Q"], W["W_K"], W["W_V"], WO),
            "gemm": lambda: A @ B}
@@ -250,22 +254,37 @@ def part2(repeats: int, rounds: int) -> None:
     if not have_torch:
         print("torch is not importable: no torch figures")
     for batch, threads in configs:
-        med = {name: statistics.median(ts) for name, ts in samples[batch, threads].items()}
-        rate = 2 * GEMM**3 / med["gemm"]
-        floor = gemm_flops(batch) / rate
+        ts = samples[batch, threads]
+        med = {name: statistics.median(t) for name, t in ts.items()}
         ours = med["lambdified"]
+        floors = [gemm_flops(batch) * g / (2 * GEMM**3) for g in ts["gemm"]]  # each repeat's own GEMM rate
+        fused_q = quartiles(paired(ts["lambdified"], ts["fused"]))
+        alone = statistics.median(paired(ts["generated"], ts["fused"]))
         line = (f"batch {batch}, {threads} thread{'s' if threads > 1 else ' '}: lambdified {ours * 1e3:6.1f} ms; "
-                f"/ fused NumPy {ours / med['fused']:.3f} (<= 1.05; {med['fused'] * 1e3:.1f} ms)")
+                f"/ fused NumPy {fused_q[1]:.3f} [{fused_q[0]:.3f}-{fused_q[2]:.3f}] (<= 1.05; "
+                f"{med['fused'] * 1e3:.1f} ms; the generated code alone {alone:.3f})")
         if "torch" in med:
             line += f", / torch {ours / med['torch']:.3f} (<= 1.0; {med['torch'] * 1e3:.1f} ms)"
-        line += (f", / GEMM floor {ours / floor:.3f} (<= 1.3; {floor * 1e3:.1f} ms at {rate / 1e9:.0f} GFLOP/s)"
-                 f", / loop over heads {ours / med['loop']:.3f}")
+        floor = statistics.median(floors)
+        line += (f", / GEMM floor {statistics.median(paired(ts['lambdified'], floors)):.3f} (<= 1.3; "
+                 f"{floor * 1e3:.1f} ms at {gemm_flops(batch) / floor / 1e9:.0f} GFLOP/s)"
+                 f", / loop over heads {statistics.median(paired(ts['lambdified'], ts['loop'])):.3f}")
         print(line)
         extra = f"  max |diff| vs fused NumPy {diffs[batch, threads, 'numpy']:.1e}"
         if "torch" in med:
             extra += (f", torch vs fused NumPy {diffs[batch, threads, 'torch']:.1e}; torch / GEMM floor "
                       f"{med['torch'] / floor:.3f}")
         print(extra)
+
+
+def paired(times, references):
+    """Each repeat's ratio: the two calls ran next to each other, so a slow phase of the machine hits both."""
+    return [t / r for t, r in zip(times, references, strict=True)]
+
+
+def quartiles(values):
+    q1, q2, q3 = statistics.quantiles(values, n=4)
+    return q1, q2, q3
 
 
 def main() -> None:
