@@ -1,23 +1,43 @@
-"""Numeric evaluation: the symbolic steps compiled to NumPy at the matrix level.
+"""Numeric evaluation: the symbolic model compiled to NumPy at the matrix level.
 
 Explanation
 ===========
 
-:func:`lambdify_model` hands the model's own step definitions to
-:func:`sympy.lambdify` with a small printer (a :class:`~sympy.printing.numpy.NumPyPrinter`
-subclass) so that
+:func:`lambdify_model` compiles a concrete model (``d_model``, ``h``, ``d_k``, ``d_v``; the
+number of tokens ``n`` and any leading batch axes stay free) to two functions, both derived
+from the model:
 
-* products print as ``numpy.matmul`` (batched over leading axes, unlike ``.dot``),
-  transposes as ``numpy.swapaxes(x, -1, -2)``, ``Concat`` as ``numpy.concatenate``;
-* :class:`~mha_symbolic.softmax.Softmax` prints as a numerically stable softmax
-  (subtract the row maximum; the causal mask sets ``j > i`` to ``-inf`` first, so
-  masked weights are exactly 0);
-* scalar factors print as Python floats, so float32 inputs stay float32;
-* each step is computed once (the steps are passed as lambdify's ``cse``), and
-  intermediates are deleted after their last use unless ``steps=True`` is asked for.
+* **fused** (the default, ``steps=False``): Python source generated from the model's
+  inputs, steps and options (:func:`_fused_source`; ``f.source`` shows it) that computes
+  the output as fast hand-written NumPy does:
 
-Only ``d_model``, ``h``, ``d_k`` and ``d_v`` are compiled in; the number of tokens ``n``
-and any leading batch axes are free.
+  - every head's projection in one product, ``X [W_Q^1 ... W_Q^h]`` (the weights copied side
+    by side once per call; the split convention: one batched product over the heads'
+    blocks of ``X``), the scale on the scores folded into the queries' weights (and bias);
+  - per-head views of the queries, keys and values (reshapes, no copies); query head ``i``
+    reads key/value head ``j`` as the steps ``S_i = Q_i K_j^T`` and ``head_i = A_i V_j``
+    say (grouped-query attention: ``j = ceil(i g / h)``);
+  - one scores buffer ``(..., n_q, n_kv)`` reused by every head, the softmax in place
+    (``exp``, the row sums as a matrix-vector product, each row divided by its sum after the
+    product with ``V``: one multiplication by the reciprocals for all heads at once); each
+    row is shifted by its maximum unless a Cauchy-Schwarz bound (largest query
+    norm times largest key norm, plus the additive term) proves that ``exp`` cannot leave
+    a safe range (``|score| <= ln(largest float) / 4``), so scores of 1e4 still give finite
+    weights;
+  - each head's output written over its queries (``d_k = d_v``), the output over the keys:
+    no copy the math does not need; a large batch is processed in chunks of about
+    :data:`CHUNK_ROWS` query rows, so that only one chunk's queries, keys, values and one
+    head's scores are alive at once;
+  - two single places: the source of the keys and values (``KV = X``) and the additive term
+    on the scores before the softmax (``T``: the causal mask, 0 or ``-inf``).
+
+* **step-wise** (``steps=True``): the model's own step definitions handed to
+  :func:`sympy.lambdify` with a small printer (products as ``numpy.matmul``, transposes as
+  ``numpy.swapaxes``, :class:`~mha_symbolic.softmax.Softmax` as :func:`stable_softmax`);
+  every step is computed once and every step's value is returned.
+
+Both keep float32 as float32 (scalars print as Python floats) and give the same numbers up
+to rounding.
 
 Examples
 ========
@@ -35,11 +55,20 @@ array([[0.6698, 0.3302, 0.6698, 0.3302],
 ...                steps=True)
 >>> out.shape, steps["A_1"].shape
 ((2, 2, 4), (2, 2, 2))
+>>> print("\\n".join(line for line in f.source.splitlines() if "matmul(" in line and "W)" in line))
+        Q = matmul(X, W)  # (..., n, 2 x 2)
+        K = matmul(KV, W)  # (..., n, 2 x 2)
+        V = matmul(KV, W)  # (..., n, 2 x 2)
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import itertools
+import keyword
+import linecache
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,10 +93,10 @@ __all__ = ["stable_softmax", "lambdify_model", "NumericMHA"]
 def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False, keep: Any = None) -> np.ndarray:
     """Row-wise softmax over the last axis, computed as ``exp(x - max) / sum``; dtype kept.
 
-    ``overwrite=True`` reuses ``x``'s buffer (the generated code does so for scores it
-    no longer needs).  ``keep`` is a key-padding mask broadcast against ``x`` (0/False: masked).  Entries
-    ``-inf`` (an additive mask) get weight 0; a row with no key left raises
-    :class:`~mha_symbolic.errors.MaskError` instead of returning ``nan``.
+    ``overwrite=True`` reuses ``x``'s buffer.  The step-wise code calls it on each head's
+    scaled scores; the fused code computes the same softmax in place itself.  ``keep`` is a key-padding mask
+    broadcast against ``x`` (0/False: masked).  Entries ``-inf`` (an additive mask) get weight 0; a row with no
+    key left raises :class:`~mha_symbolic.errors.MaskError` instead of returning ``nan``.
 
     >>> stable_softmax(np.array([[1e4, 0.0]])).tolist()
     [[1.0, 0.0]]
@@ -106,15 +135,7 @@ def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False,
 
 
 class _MatrixNumPyPrinter(NumPyPrinter):
-    """NumPy printer for whole-matrix (batched) code.
-
-    ``consumable`` names step results used exactly once and not returned: a scaling or
-    softmax of such a matrix may overwrite its buffer (saves an allocation per step).
-    """
-
-    def __init__(self, settings: dict[str, Any] | None = None, consumable: frozenset[Any] = frozenset()):
-        super().__init__(settings)
-        self.consumable = consumable
+    """NumPy printer for whole-matrix (batched) code: the step-wise function (``steps=True``)."""
 
     def _np(self, name: str) -> str:
         return self._module_format(f"numpy.{name}")
@@ -140,15 +161,11 @@ class _MatrixNumPyPrinter(NumPyPrinter):
         return f"{self._np('swapaxes')}({self._print(expr.arg)}, -1, -2)"
 
     def _print_ScaledScores(self, expr: Any) -> str:
-        x, factor = self._print(expr.scores), float(expr.factor)
-        if expr.scores in self.consumable:
-            return f"{self._np('multiply')}({x}, {factor!r}, out={x})"
-        return f"{factor!r} * {x}"
+        return f"{float(expr.factor)!r} * {self._print(expr.scores)}"
 
     def _print_Softmax(self, expr: Softmax) -> str:
-        overwrite = ", overwrite=True" if expr.arg in self.consumable else ""
         keep = f", keep={self._print(expr.keep)}" if expr.keep is not None else ""
-        return f"_stable_softmax({self._print(expr.arg)}, {expr.causal}{overwrite}{keep})"
+        return f"_stable_softmax({self._print(expr.arg)}, {expr.causal}{keep})"
 
     def _print_Concat(self, expr: Concat) -> str:
         return f"{self._np('concatenate')}([{', '.join(self._print(b) for b in expr.blocks)}], axis=-1)"
@@ -171,39 +188,286 @@ class _Compiled:
     step_names: tuple[str, ...]
 
 
-def _compile(model: MultiHeadAttention, keep_steps: bool) -> _Compiled:
-    steps = list(model.steps.values())
-    inputs = model.inputs
+def _leaves(model: MultiHeadAttention) -> tuple[list[Any], list[str]]:
+    """The model's input symbols in call order, with their labels (``W_Q[2]``)."""
     leaves: list[Any] = []
-    arg_names: list[str] = []
-    for key, value in inputs.items():
+    labels: list[str] = []
+    for key, value in model.inputs.items():
         for k, sym in enumerate(value if isinstance(value, list) else [value], start=1):
             leaves.append(sym)
-            arg_names.append(f"{key}[{k}]" if isinstance(value, list) else key)
+            labels.append(f"{key}[{k}]" if isinstance(value, list) else key)
+    return leaves, labels
+
+
+def _compile(model: MultiHeadAttention, keep_steps: bool) -> _Compiled:
+    """The step-wise function (``keep_steps``: every step's value returned) or the fused one (the output)."""
+    return _compile_steps(model) if keep_steps else _compile_fused(model)
+
+
+def _compile_steps(model: MultiHeadAttention) -> _Compiled:
+    """The model's step definitions lambdified one by one; the function returns every step's value."""
+    steps = list(model.steps.values())
+    leaves, labels = _leaves(model)
     rename = {s: (s.as_symbol() if isinstance(s, HeadMatrix) else s) for s in leaves}
     for step in steps:
         rename[step.symbol] = MatrixSymbol(_identifier(step.name), *step.symbol.shape)
     definitions = [(rename[s.symbol], s.definition.xreplace(rename)) for s in steps]
-
-    last_use: dict[Any, int] = {}
-    uses: dict[Any, int] = {}
-    for k, (_, rhs) in enumerate(definitions):
-        for sym in rhs.atoms(MatrixSymbol):
-            last_use[sym] = k
-            uses[sym] = uses.get(sym, 0) + rhs.count(sym)
-    results = {lhs for lhs, _ in definitions}
-    consumable = frozenset() if keep_steps else frozenset(s for s, c in uses.items() if c == 1 and s in results)
-    cses: list[tuple[Any, Any]] = []
-    for k, (lhs, rhs) in enumerate(definitions):
-        cses.append((lhs, rhs))
-        if not keep_steps:
-            cses += [(s, None) for s, at in last_use.items() if at == k and s in dict(definitions)]
-    result = [lhs for lhs, _ in definitions] if keep_steps else definitions[-1][0]
+    result = [lhs for lhs, _ in definitions]
     fn = lambdify([rename[s] for s in leaves], result, modules=[{"_stable_softmax": stable_softmax}, "numpy"],
                   printer=_MatrixNumPyPrinter({"fully_qualified_modules": False, "inline": True,
-                                               "allow_unknown_functions": False}, consumable),
-                  cse=lambda expr: (cses, result), docstring_limit=0)
-    return _Compiled(fn, tuple(arg_names), tuple(s.name for s in steps))
+                                               "allow_unknown_functions": False}),
+                  cse=lambda expr: (definitions, result), docstring_limit=0)
+    return _Compiled(fn, tuple(labels), tuple(s.name for s in steps))
+
+
+# ----- the fused code -----------------------------------------------------------------------------
+#: Query rows per chunk of the batch: the fused code projects and attends one chunk of the leading (batch)
+#: axes at a time, so that only one chunk's queries, keys, values and scores are alive at once.
+CHUNK_ROWS = 1024
+
+
+def _over_batches(attend: Callable[..., np.ndarray], width: int, dtype: Any, *operands: np.ndarray) -> np.ndarray:
+    """``attend(*chunks, out)`` over the leading (batch) axes of ``operands`` (broadcast together), about
+    :data:`CHUNK_ROWS` query rows at a time; one call with ``out=None`` when everything is one chunk."""
+    lead = np.broadcast_shapes(*(a.shape[:-2] for a in operands))
+    operands = tuple(np.broadcast_to(a, lead + a.shape[-2:]) for a in operands)
+    rows = operands[0].shape[-2]
+    count = math.prod(lead)
+    per = max(1, CHUNK_ROWS // rows)
+    if count <= per:
+        return attend(*operands, None)
+    flat = [a.reshape((count, *a.shape[-2:])) for a in operands]
+    out = np.empty((count, rows, width), dtype)
+    for start in range(0, count, per):
+        attend(*(a[start:start + per] for a in flat), out[start:start + per])
+    return out.reshape((*lead, rows, width))
+
+
+def _causal_term(rows: int, cols: int, dtype: Any) -> np.ndarray:
+    """The causal mask as an additive term on the scores: 0 where key ``j <= i``, ``-inf`` where ``j > i``.
+
+    >>> _causal_term(2, 3, np.float32).tolist()
+    [[0.0, -inf, -inf], [0.0, 0.0, -inf]]
+    """
+    return np.triu(np.full((rows, cols), -np.inf, dtype), k=1)
+
+
+def _padding_term(m: np.ndarray, dtype: Any) -> np.ndarray:
+    """A key-padding mask ``(..., 1, n_kv)`` (True: attend) as an additive term: 0 or ``-inf``.
+
+    >>> _padding_term(np.array([[True, False]]), np.float32).tolist()
+    [[0.0, -inf]]
+    """
+    return np.where(m, np.zeros((), dtype), np.array(-np.inf, dtype))
+
+
+def _no_empty_rows(T: np.ndarray) -> None:
+    """:class:`~mha_symbolic.errors.MaskError` when a row of the additive term masks every key.
+
+    >>> _no_empty_rows(np.array([[0.0, -np.inf], [-np.inf, -np.inf]]))
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.MaskError: softmax of a fully masked row: row 2 has no key left to attend to (every head)
+    """
+    empty = np.isneginf(T).all(axis=-1)
+    if empty.any():
+        where = tuple(int(i) for i in np.argwhere(empty)[0])
+        row = f"row {where[-1] + 1}" if T.shape[-2] > 1 else "every row"
+        batch = f" of batch entry {where[:-1]}" if len(where) > 1 else ""
+        raise MaskError(f"softmax of a fully masked row: {row}{batch} has no key left to attend to (every head)")
+
+
+def _max_row_norms(A: np.ndarray) -> list[float]:
+    """Each head's largest row norm: ``A`` is ``(..., rows, heads, width)``; the maximum over rows and batch.
+
+    >>> _max_row_norms(np.array([[[3.0, 4.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 2.0]]]))
+    [5.0, 2.0]
+    """
+    squares = np.einsum("...hd,...hd->...h", A, A)
+    return np.sqrt(squares.reshape(-1, A.shape[-2]).max(axis=0)).tolist()
+
+
+def _finite_bound(T: np.ndarray) -> float:
+    """The largest ``|t|`` of the finite entries of an additive term (``-inf`` entries only zero weights).
+
+    >>> _finite_bound(np.array([[0.0, -np.inf], [-2.5, 1.0]]))
+    2.5
+    """
+    finite = T[np.isfinite(T)]
+    return float(np.abs(finite).max()) if finite.size else 0.0
+
+
+def _unshifted_limit(dtype: Any) -> float:
+    """The bound ``B`` on ``|scores|`` under which the softmax needs no shift by the row maximum:
+    ``ln(largest float) / 4`` (22 for float32), so that ``exp`` of every score is a normal number
+    far from overflow, and so are a row's sum and its product with ``V``; 0 (always shift) for other dtypes.
+
+    >>> round(_unshifted_limit(np.float32), 2), round(_unshifted_limit(np.float64), 2), _unshifted_limit(np.float16)
+    (22.18, 177.45, 0.0)
+    """
+    dtype = np.dtype(dtype)
+    return float(np.log(np.finfo(dtype).max)) / 4 if dtype in (np.float32, np.float64) else 0.0
+
+
+_FUSED_NAMESPACE: dict[str, Any] = {"result_type": np.result_type, "concatenate": np.concatenate, "stack": np.stack,
+                    "matmul": np.matmul, "swapaxes": np.swapaxes, "empty": np.empty, "ones": np.ones,
+                    "amax": np.amax, "subtract": np.subtract, "exp": np.exp, "reciprocal": np.reciprocal,
+                                    "multiply": np.multiply, "add": np.add,
+                    "_over_batches": _over_batches, "_causal_term": _causal_term,
+                    "_max_row_norms": _max_row_norms, "_finite_bound": _finite_bound,
+                    "_unshifted_limit": _unshifted_limit, "_padding_term": _padding_term,
+                    "_no_empty_rows": _no_empty_rows}
+_fused_count = itertools.count()
+
+
+def _head_pairs(model: MultiHeadAttention) -> list[tuple[int, int]]:
+    """``(i, j)``, 0-based: query head ``i + 1`` reads key/value head ``j + 1``, read off the model's steps
+    ``S_i = Q_i K_j^T`` (its key) and ``head_i = A_i V_j`` (its value, the same ``j``)."""
+    pairs = []
+    for i in model.head_indices:
+        key = model.steps[f"S_{i}"].definition.args[-1].arg  # S_i = Q_i K_j^T
+        value = model.steps[f"head_{i}"].definition.args[-1]  # head_i = A_i V_j
+        if key.index != value.index:
+            raise InputError(f"head {i} reads key head {key.index} but value head {value.index}; the fused code "
+                             f"pairs them")
+        pairs.append((int(i) - 1, int(key.index) - 1))
+    return pairs
+
+
+def _fused_source(model: MultiHeadAttention) -> str:
+    """Python source of the fused function of a concrete ``model``: its output, every head at once.
+
+    What it computes is read off the model: the argument list from its inputs, which key/value head each query
+    head reads from its steps (:func:`_head_pairs`), and the convention, scale, causal mask and biases from its
+    options.  Two places are single on purpose: the source of the keys and values (``KV``, which is ``X`` in
+    self-attention) and the additive term on the scores before the softmax (``T``: the causal mask, or nothing).
+    """
+    D = model.dims
+    h, d_k, d_v, d_model = (int(x) for x in (D.h, D.d_k, D.d_v, D.d_model))
+    inputs = model.inputs
+    g = len(inputs["W_K"])
+    split = model.convention == "split"
+    block = int(inputs["W_Q"][0].shape[0])  # the rows of W_Q^i: a head's block of X's columns (split)
+    scale = float(model.scale)
+    names = {key: [(s.as_symbol() if isinstance(s, HeadMatrix) else s).name
+                   for s in (value if isinstance(value, list) else [value])] for key, value in inputs.items()}
+    for name in (name for group in names.values() for name in group):
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise InputError(f"cannot generate code for an input named {name!r}")
+    if not math.isfinite(scale):
+        raise InputError(f"the scale {model.scale} is too large for floating point")
+    params = ", ".join(name for group in names.values() for name in group)
+    # the model as text (its symbols' names) appears only inside a string literal, printed by repr
+    doc = f"The output of {model}, every head at once; generated by mha_symbolic.numeric from the model."
+    # (description, code) of each additive term on the scores
+    terms = [("the causal mask, -inf where key j > query i", "_causal_term(X.shape[-2], KV.shape[-2], dtype)")
+             ] if model.causal else []
+    if model.mask == "additive":
+        terms.append(("the additive mask M", f"{names['M'][0]}.astype(dtype, copy=False)"))
+    elif model.mask == "key_padding":
+        terms.append(("the key-padding mask, -inf where m_j = 0", f"_padding_term({names['m'][0]}, dtype)"))
+    source = names["Y"][0] if model.cross else "X"
+    params_value = ", ".join(name for key, group in names.items() if key not in ("m",) for name in group)
+
+    out = [f"def _fused_mha({params}):",
+           f"    {doc!r}",
+           f"    dtype = result_type({params_value})",
+           "    # the source of the keys and values (" +
+           ("cross-attention: Y)" if model.cross else "self-attention: X itself)"),
+           f"    KV = {source}"]
+    if terms:
+        out += ["    # the additive term on the scores before the softmax: " + "; ".join(c for c, _ in terms),
+                "    T = " + " + ".join(code for _, code in terms),
+                "    _no_empty_rows(T)  # a row with every key masked is an error, not nan",
+                "    T_bound = _finite_bound(T)  # the largest |T| of its finite entries"]
+    else:
+        out += ["    # the additive term on the scores before the softmax: none",
+                "    T_bound = 0.0"]
+    out += ["    limit = _unshifted_limit(dtype)  # scores within +-limit need no shift by the row maximum",
+            "",
+            f"    def attend(X, KV, {'T, ' if terms else ''}out):  # one chunk of the batch"]
+    if split:
+        out += [f"        # head i reads its own block of {block} columns: X_blocks[..., i, :, :] (views)",
+                f"        X_blocks = swapaxes(X.reshape(X.shape[:-1] + ({h}, {block})), -2, -3)",
+                f"        KV_blocks = swapaxes(KV.reshape(KV.shape[:-1] + ({h}, {block})), -2, -3)"]
+    for kind, source, heads, cols in (("Q", "X", h, d_k), ("K", "KV", g, d_k), ("V", "KV", g, d_v)):
+        weights, factor = ", ".join(names[f"W_{kind}"]), (scale if kind == "Q" else 1.0)
+        what = {"Q": "head's queries", "K": "key/value head's keys", "V": "key/value head's values"}[kind]
+        if split:
+            out += [f"        # every {what} in one batched product, into the columns of {kind}",
+                    f"        W = stack([{weights}], dtype=dtype)",
+                    *([f"        W *= {factor!r}  # the scale on the scores, folded into the queries"]
+                      if factor != 1 else []),
+                    f"        {kind} = empty({source}.shape[:-1] + ({heads * cols},), dtype)",
+                    f"        matmul({source}_blocks, W, out=swapaxes({kind}.reshape({kind}.shape[:-1] + "
+                    f"({heads}, {cols})), -2, -3))"]
+        else:
+            out += [f"        # every {what} in one product: {source} [W_{kind}^1 ... W_{kind}^{heads}]",
+                    f"        W = concatenate([{weights}], axis=-1, dtype=dtype)",
+                    *([f"        W *= {factor!r}  # the scale on the scores, folded into the queries"]
+                      if factor != 1 else []),
+                    f"        {kind} = matmul({source}, W)  # (..., n, {heads} x {cols})"]
+        out.append("        del W")
+        if model.bias:
+            out += [f"        b = concatenate([{', '.join(names[f'b_{kind}'])}], dtype=dtype)",
+                    *([f"        b *= {factor!r}"] if factor != 1 else []),
+                    f"        {kind} += b"]
+    if split:
+        out.append("        del X_blocks, KV_blocks")
+    out += ["        # per-head views, no copies: Q_[..., i, :] is the query of head i + 1",
+            f"        Q_ = Q.reshape(Q.shape[:-1] + ({h}, {d_k}))",
+            f"        K_ = K.reshape(K.shape[:-1] + ({g}, {d_k}))",
+            f"        V_ = V.reshape(V.shape[:-1] + ({g}, {d_v}))"]
+    if d_k == d_v:
+        out += ["        # head i is written over Q_i, which is not read again: Concat is Q's buffer",
+                "        Concat, heads = Q, Q_"]
+    else:
+        out += [f"        Concat = empty(Q.shape[:-1] + ({h * d_v},), dtype)",
+                f"        heads = Concat.reshape(Concat.shape[:-1] + ({h}, {d_v}))"]
+    pairs = ", ".join(f"({i}, {j})" for i, j in _head_pairs(model)) + ("," if h == 1 else "")
+    out += ["        S = empty(Q.shape[:-1] + K.shape[-2:-1], dtype)  # one head's scores at a time, (..., n_q, n_kv)",
+            "        r = empty(S.shape[:-1] + (1,), dtype)  # a row's maximum",
+            f"        sums = empty(Q.shape[:-1] + ({h}, 1), dtype)  # each head's row sums",
+            "        ones_kv = ones(K.shape[-2:-1] + (1,), dtype)",
+            "        # Cauchy-Schwarz: |scores of head i| <= (largest row norm of Q_i) (largest of K_j) + T_bound",
+            "        q_norms, k_norms = _max_row_norms(Q_), _max_row_norms(K_)",
+            f"        for i, j in ({pairs}):  # query head i + 1 reads key/value head j + 1",
+            "            matmul(Q_[..., i, :], swapaxes(K_[..., j, :], -1, -2), out=S)  # scaled: the scale is in Q",
+            *(["            add(S, T, out=S)"] if terms else []),
+            "            # the stable softmax in place: shifted by the row maximum unless exp provably stays in range",
+            "            if not q_norms[i] * k_norms[j] + T_bound <= limit:",
+            "                amax(S, axis=-1, keepdims=True, out=r)",
+            "                subtract(S, r, out=S)",
+            "            exp(S, out=S)",
+            "            matmul(S, ones_kv, out=sums[..., i, :])",
+            "            matmul(S, V_[..., j, :], out=heads[..., i, :])",
+            "        # every head's rows over their sums at once, after the products with V (n d_v, not n n_kv)",
+            "        reciprocal(sums, out=sums)",
+            "        multiply(heads, sums, out=heads)",
+            "        del S, Q_, K_, V_, V, heads, sums"]
+    if g * d_k == d_model and not model.cross:  # K has the output's shape (self-attention: n_kv = n_q)
+        out.append("        Output = matmul(Concat, W_O, out=K if out is None else out)  # over K, no longer needed")
+    else:
+        out.append("        Output = matmul(Concat, W_O, out=out)")
+    if model.bias:
+        out.append("        Output += b_O")
+    out += ["        return Output",
+            "",
+            f"    return _over_batches(attend, {d_model}, dtype, X, KV{', T' if terms else ''})",
+            ""]
+    return "\n".join(out)
+
+
+def _compile_fused(model: MultiHeadAttention) -> _Compiled:
+    """:func:`_fused_source` compiled; the source is kept for ``inspect`` and tracebacks."""
+    source = _fused_source(model)
+    filename = f"<fused-mha-{next(_fused_count)}>"
+    namespace = dict(_FUSED_NAMESPACE)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 -- our own generated source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    _, labels = _leaves(model)
+    function: Callable[..., Any] = namespace["_fused_mha"]  # type: ignore[assignment]
+    return _Compiled(function, tuple(labels), ())
 
 
 class NumericMHA:
@@ -248,9 +512,7 @@ class NumericMHA:
                  "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
         model, compiled = self._compiled(found, keep_steps=steps)
         _check_shapes(model, arrays)
-        args = []
-        for key, value in model.inputs.items():
-            args += list(arrays[key]) if isinstance(value, list) else [arrays[key]]
+        args = _arguments(model, arrays)
         with np.errstate(over="ignore", invalid="ignore"):
             result = compiled.function(*args)
         out = result[-1] if steps else result
@@ -297,9 +559,7 @@ class EntrywiseMHA:
         if arrays["X"].ndim != 2:
             raise InputError("the entry-wise function takes one X of shape (n, d_model); use lambdify() to batch")
         _check_shapes(self.model, arrays)
-        args = []
-        for key, value in self.model.inputs.items():
-            args += list(arrays[key]) if isinstance(value, list) else [arrays[key]]
+        args = _arguments(self.model, arrays)
         # a per-head bias is validated as a vector; its symbol is a 1 x width row
         args = [np.reshape(a, tuple(int(x) for x in leaf.shape)) if np.ndim(a) == 1 else a
                 for a, leaf in zip(args, self._leaves, strict=True)]
@@ -406,6 +666,27 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _input_shapes(model: MultiHeadAttention) -> tuple[tuple[str, bool, tuple[Any, ...]], ...]:
+    """``(key, per_head, shapes)`` of each of the model's inputs, in call order, read once per model (building
+    ``model.inputs`` costs about as much as a small attention call)."""
+    layout = []
+    for key, value in model.inputs.items():
+        syms = value if isinstance(value, list) else [value]
+        data = key in ("X", "Y", "m", "M")  # sizes n, n_kv free: checked against each other, not the model
+        shapes = tuple(None if data else tuple(int(x) for x in s.shape) for s in syms)
+        layout.append((key, isinstance(value, list), shapes))
+    return tuple(layout)
+
+
+def _arguments(model: MultiHeadAttention, arrays: dict[str, Any]) -> list[Any]:
+    """The validated arrays in the compiled function's argument order (per-head lists spread out)."""
+    args: list[Any] = []
+    for key, per_head, _ in _input_shapes(model):
+        args += list(arrays[key]) if per_head else [arrays[key]]
+    return args
+
+
 def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
     """Every input against the shapes of the (concrete) model, naming the argument."""
     D = model.dims
@@ -433,20 +714,18 @@ def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
                      f"(..., {mask_shape[0]}, {keys}) = (..., n, n_kv)")
             got = given_mask.shape[:-2] + given_mask.shape[-1:] if name == "m" else given_mask.shape
             raise ShapeError(f"the mask {name} has shape {got}; expected {shown}")
-    for key, value in model.inputs.items():
-        if key in ("X", "Y", "m", "M"):
+    for key, per_head, shapes in _input_shapes(model):
+        if key in ("X", "Y", "m", "M"):  # checked above
             continue
-        syms = value if isinstance(value, list) else [value]
         given = arrays[key]
         if given is None:
             raise InputError(f"{key} is missing: the model has biases (bias=True)")
-        given = given if isinstance(value, list) else [given]
-        if len(given) != len(syms):
-            raise InputError(f"{key}: expected h={len(syms)} per-head arrays, got {len(given)}")
-        for k, (sym, arr) in enumerate(zip(syms, given, strict=True), start=1):
-            want = tuple(int(x) for x in sym.shape)
+        given = given if per_head else [given]
+        if len(given) != len(shapes):
+            raise InputError(f"{key}: expected h={len(shapes)} per-head arrays, got {len(given)}")
+        for k, (want, arr) in enumerate(zip(shapes, given, strict=True), start=1):
             got = arr.shape if arr.ndim == 2 else (1, arr.shape[0]) if arr.ndim == 1 else arr.shape
             if got != want:
-                label = f"{key}[{k}]" if isinstance(value, list) else key
+                label = f"{key}[{k}]" if per_head else key
                 shown = f"({want[1]},)" if want[0] == 1 and key.startswith("b_") else shape_text((want[0], want[1]))
                 raise ShapeError(f"{label} has shape {arr.shape}; expected {shown}")

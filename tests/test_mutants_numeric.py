@@ -9,6 +9,7 @@ the offending argument and head.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
@@ -211,63 +212,48 @@ def test_one_row_weight_is_shown_as_a_matrix_shape():
 
 
 # ----- the generated code -----------------------------------------------------------------------
-def _blocks(source):
-    """Source lines with each run of ``del`` lines as a sorted tuple (their order follows a set's)."""
-    out, dels = [], []
-    for line in source.strip().splitlines():
-        if line.strip().startswith("del "):
-            dels.append(line.strip())
-            continue
-        if dels:
-            out.append(tuple(sorted(dels)))
-            dels = []
-        out.append(line.rstrip())
-    return out
+def _code(source):
+    """The source's statements: comments, docstring and blank lines dropped."""
+    lines = [line.split("  #")[0].rstrip() for line in source.splitlines()]
+    return [line for line in lines if line.strip() and not line.strip().startswith(("#", '"', "'"))]
 
 
-def test_generated_source_frees_each_intermediate_after_its_last_use():
-    src = MultiHeadAttention(None, 4, 2, d_v=3, convention="split").lambdify().source
-    assert _blocks(src) == [
+def test_step_wise_source_computes_every_step_once_and_returns_them_all():
+    f = MultiHeadAttention(None, 4, 2, d_v=3, convention="split").lambdify()
+    src = inspect.getsource(f._compiled({}, True)[1].function)
+    assert src.strip().splitlines() == [
         "def _lambdifygenerated(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O):",
         "    X_head1 = X[..., 0:2:1]",
         "    Q_1 = matmul(X_head1, W_Q_1)",
         "    K_1 = matmul(X_head1, W_K_1)",
         "    V_1 = matmul(X_head1, W_V_1)",
-        ("del X_head1",),
         "    S_1 = matmul(Q_1, swapaxes(K_1, -1, -2))",
-        ("del K_1", "del Q_1"),
-        "    S_scaled_1 = multiply(S_1, 0.7071067811865476, out=S_1)",
-        ("del S_1",),
-        "    A_1 = _stable_softmax(S_scaled_1, False, overwrite=True)",
-        ("del S_scaled_1",),
+        "    S_scaled_1 = 0.7071067811865476 * S_1",
+        "    A_1 = _stable_softmax(S_scaled_1, False)",
         "    head_1 = matmul(A_1, V_1)",
-        ("del A_1", "del V_1"),
         "    X_head2 = X[..., 2:4:1]",
         "    Q_2 = matmul(X_head2, W_Q_2)",
         "    K_2 = matmul(X_head2, W_K_2)",
         "    V_2 = matmul(X_head2, W_V_2)",
-        ("del X_head2",),
         "    S_2 = matmul(Q_2, swapaxes(K_2, -1, -2))",
-        ("del K_2", "del Q_2"),
-        "    S_scaled_2 = multiply(S_2, 0.7071067811865476, out=S_2)",
-        ("del S_2",),
-        "    A_2 = _stable_softmax(S_scaled_2, False, overwrite=True)",
-        ("del S_scaled_2",),
+        "    S_scaled_2 = 0.7071067811865476 * S_2",
+        "    A_2 = _stable_softmax(S_scaled_2, False)",
         "    head_2 = matmul(A_2, V_2)",
-        ("del A_2", "del V_2"),
         "    Concat = concatenate([head_1, head_2], axis=-1)",
-        ("del head_1", "del head_2"),
         "    Output = matmul(Concat, W_O)",
-        ("del Concat",),
-        "    return Output",
+        "    return [X_head1, Q_1, K_1, V_1, S_1, S_scaled_1, A_1, head_1, X_head2, Q_2, K_2, V_2, S_2, S_scaled_2, "
+        "A_2, head_2, Concat, Output]",
     ]
 
 
 def test_generated_source_with_a_scale_of_two():
-    src = MultiHeadAttention(None, 3, 1, causal=True, scale=2).lambdify().source
-    lines = _blocks(src)
-    assert "    S_scaled_1 = 2.0 * S_1" in lines
-    assert "    A_1 = _stable_softmax(S_scaled_1, True, overwrite=True)" in lines
+    f = MultiHeadAttention(None, 3, 1, causal=True, scale=2).lambdify()
+    fused = "\n".join(_code(f.source))
+    assert "W *= 2.0" in fused and "T = _causal_term(X.shape[-2], KV.shape[-2], dtype)" in fused
+    assert "add(S, T, out=S)" in fused
+    stepwise = inspect.getsource(f._compiled({}, True)[1].function).splitlines()
+    assert "    S_scaled_1 = 2.0 * S_1" in stepwise
+    assert "    A_1 = _stable_softmax(S_scaled_1, True)" in stepwise
 
 
 def test_scale_two_values_match_exact_evaluation():
@@ -282,7 +268,7 @@ def test_scale_two_values_match_exact_evaluation():
 
 def test_compiled_function_docstring_is_redacted():
     f = MultiHeadAttention(None, 1, 1).lambdify()
-    doc = f._compiled({}, False)[1].function.__doc__
+    doc = f._compiled({}, True)[1].function.__doc__  # the step-wise function is lambdify's
     assert "func(X, W_Q_1, W_K_1, W_V_1, W_O)" in doc and "EXPRESSION REDACTED DUE TO LENGTH" in doc
 
 
@@ -350,7 +336,8 @@ def test_one_function_serves_several_sizes_and_step_modes():
     M3 = MultiHeadAttention(2, 3, 1)
     exact = M3.evaluate(X=_X.tolist(), W_Q=[_W.tolist()], W_K=[_W.tolist()], W_V=[_W.tolist()], W_O=_WO.tolist())
     np.testing.assert_allclose(small, exact.numeric(), rtol=1e-13)
-    assert again.tolist() == small.tolist() and out.tolist() == small.tolist()
+    assert again.tolist() == small.tolist()
+    np.testing.assert_allclose(out, small, rtol=1e-13)  # the step-wise and the fused function
     assert list(steps)[-1] == "Output" and steps["A_1"].shape == (2, 2)
     M4 = MultiHeadAttention(3, 4, 2)
     exact4 = M4.evaluate(X=_X2.tolist(), W_Q=[w.tolist() for w in _WQ2], W_K=[w.tolist() for w in _WQ2],

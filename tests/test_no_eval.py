@@ -25,6 +25,10 @@ ALLOWED = {
     ("_convert.py", "_sympify"): "SymPy's strict conversion: refuses str (as_sympy raises InputError first)",
     ("numeric.py", "lambdify"): "compiles code printed from the model's own step expressions (SymPy objects "
                                 "built by the package), never from a string a user gave",
+    ("numeric.py", "compile"): "compiles the fused source that _fused_source generates from the model: input "
+                               "names checked as identifiers, numbers printed by repr, the model's own text "
+                               "(symbol names) only inside a string literal printed by repr",
+    ("numeric.py", "exec"): "runs that compiled source once, to define the function (nothing else runs)",
     ("parse/latex.py", "latex2sympy"): "the LaTeX parser (antlr grammar): builds SymPy objects from the tokens, "
                                        "no eval; its input is checked for length, nesting and huge numbers first",
     ("check/_statements.py", "literal_eval"): "ast.literal_eval: Python literals only (numbers, lists), no names "

@@ -210,8 +210,16 @@ def test_numeric_mask_errors_name_the_row_and_the_input():
     c = _case()
     f = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask="key_padding").lambdify()
     args = (c["X"], c["W_Q"], c["W_K"], c["W_V"], c["W_O"])
-    with pytest.raises(MaskError, match=r"row 1 of batch entry \(1,\) has no key left"):
-        f(*args, Y=c["Y"], mask=np.array([[1, 0, 0, 0, 0], [0, 0, 0, 0, 0]]))
+    padding = np.array([[1, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
+    with pytest.raises(MaskError, match=r"every row of batch entry \(1,\) has no key left to attend to \(every head\)"):
+        f(*args, Y=c["Y"], mask=padding)
+    with pytest.raises(MaskError, match=r"row 1 of batch entry \(1,\) has no key left"):  # the step-wise code
+        f(*args, Y=c["Y"], mask=padding, steps=True)
+    additive = np.zeros((2, 3, 5))
+    additive[0, 2] = -np.inf
+    with pytest.raises(MaskError, match=r"row 3 of batch entry \(0,\) has no key left"):
+        MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask="additive").lambdify()(
+            *args, Y=c["Y"], mask=additive)
     with pytest.raises(ShapeError, match=r"the mask m has shape \(2, 4\); expected \(\.\.\., 5\)"):
         f(*args, Y=c["Y"], mask=np.ones((2, 4)))
     with pytest.raises(InputError, match="Y is missing"):
@@ -360,3 +368,16 @@ def test_untightened_proof_says_why():
         "Tightness not certified (symbolic sizes); the bounds are proven for every size.")
     assert variant_rank_bounds(MultiHeadAttention(2, 4, 2), certify=False).steps[-1].text.startswith(
         "Tightness not certified (not asked)")
+
+
+def test_fused_cross_attention_without_grouping_writes_the_output_in_its_own_buffer():
+    """With g = h, K is as wide as the output; in self-attention the fused code writes the output over K, in
+    cross-attention K has n_kv rows and must not be reused."""
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(3, 8)), rng.normal(size=(5, 8))
+    W = {k: rng.normal(size=(4, 8, 2)) for k in ("W_Q", "W_K", "W_V")}
+    W_O = rng.normal(size=(8, 8))
+    M = MultiHeadAttention(None, 8, 4, n_kv=5)
+    out = M.lambdify()(X, W["W_Q"], W["W_K"], W["W_V"], W_O, Y=Y)
+    E = M.evaluate(X=X, Y=Y, **W, W_O=W_O)
+    assert out.shape == (3, 8) and np.abs(out - E.numeric()).max() < 1e-12

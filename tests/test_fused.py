@@ -1,0 +1,335 @@
+"""The fused code of ``lambdify()`` (issue 15): the same numbers as the step-wise code and a plain per-head reference.
+
+Every case has asymmetric sizes (n != d_model, d_k != d_v where the model allows it) and weights that differ per
+head; the generated source is checked for one projection product per kind (the fusion itself, not only its value).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tracemalloc
+
+import numpy as np
+import pytest
+from sympy import Rational, Symbol
+
+from mha_symbolic import InputError, MultiHeadAttention, example, numeric
+from mha_symbolic.dims import dimension_symbol
+from mha_symbolic.numeric import _head_pairs
+
+
+def reference(X, W_Q, W_K, W_V, W_O, *, scale, causal=False, split=False, biases=None):
+    """Plain NumPy, head by head, written from the formulas (not from the package): query head i reads key/value
+    head i // (h / g); split: head i reads its own block of X's columns."""
+    h, g = len(W_Q), len(W_K)
+    b = biases or {}
+    heads = []
+    for i in range(h):
+        j = i // (h // g)
+        if split:
+            w = X.shape[-1] // h
+            x_q = x_kv = X[..., i * w:(i + 1) * w]
+        else:
+            x_q = x_kv = X
+        Q = x_q @ W_Q[i] + (b["b_Q"][i] if b else 0)
+        K = x_kv @ W_K[j] + (b["b_K"][j] if b else 0)
+        V = x_kv @ W_V[j] + (b["b_V"][j] if b else 0)
+        S = scale * (Q @ np.swapaxes(K, -1, -2))
+        if causal:
+            n = S.shape[-1]
+            S = np.where(np.arange(n)[None, :] > np.arange(n)[:, None], -np.inf, S)
+        E = np.exp(S - S.max(axis=-1, keepdims=True))
+        heads.append((E / E.sum(axis=-1, keepdims=True)) @ V)
+    return np.concatenate(heads, axis=-1) @ W_O + (b["b_O"] if b else 0)
+
+
+def inputs(model, batch=(), n=5, dtype=np.float64, seed=0, size=1.0):
+    """Random inputs of the model's shapes; every head's weights differ."""
+    rng = np.random.default_rng(seed)
+    args = {"X": (size * rng.normal(size=(*batch, n, int(model.dims.d_model)))).astype(dtype)}
+    for key, value in model.inputs.items():
+        if key == "X":
+            continue
+        shapes = [tuple(int(x) for x in s.shape) for s in (value if isinstance(value, list) else [value])]
+        arrays = [rng.normal(size=(cols,) if key.startswith("b_") else (rows, cols)).astype(dtype)
+                  for rows, cols in shapes]
+        args[key] = arrays if isinstance(value, list) else arrays[0]
+    return args
+
+
+def expected(model, args):
+    biases = {k: args[k] for k in ("b_Q", "b_K", "b_V", "b_O")} if model.bias else None
+    return reference(*(args[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")), scale=float(model.scale),
+                     causal=model.causal, split=model.convention == "split", biases=biases)
+
+
+CASES = {
+    "d_k != d_v": MultiHeadAttention(None, 6, 2, d_k=4, d_v=5),
+    "d_model != h d_k": MultiHeadAttention(None, 6, 3, d_k=3, d_v=3),
+    "gqa g=2": MultiHeadAttention(None, 8, 4, d_k=3, d_v=5, kv_heads=2),
+    "gqa g=1": MultiHeadAttention(None, 8, 4, kv_heads=1),
+    "causal": MultiHeadAttention(None, 6, 2, d_k=4, d_v=2, causal=True),
+    "bias": MultiHeadAttention(None, 6, 3, d_k=2, d_v=4, bias=True),
+    "scale 0.3": MultiHeadAttention(None, 6, 2, d_k=4, d_v=3, scale=0.3),
+    "scale 1/d_k": MultiHeadAttention(None, 6, 2, scale=1 / dimension_symbol("d_k")),
+    "split": MultiHeadAttention(None, 6, 3, convention="split"),
+    "split d_v": MultiHeadAttention(None, 6, 3, d_v=4, convention="split", causal=True, bias=True),
+    "everything": MultiHeadAttention(None, 8, 4, d_k=3, d_v=2, kv_heads=2, causal=True, bias=True,
+                                     scale=Rational(1, 2)),
+}
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 3)], ids=["unbatched", "batch 3", "batch 2x3"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_fused_equals_steps_and_reference(name, batch):
+    model = CASES[name]
+    args = inputs(model, batch=batch, n=7)
+    f = model.lambdify()
+    fused = f(**args)
+    stepwise, steps = f(**args, steps=True)
+    assert fused.shape == (*batch, 7, int(model.dims.d_model)) and fused.dtype == np.float64
+    np.testing.assert_allclose(fused, stepwise, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fused, expected(model, args), rtol=1e-12, atol=1e-12)
+    assert steps["Output"] is stepwise
+
+
+@pytest.mark.parametrize("name", ["gqa g=2", "split d_v", "everything"])
+def test_float32_stays_float32(name):
+    model = CASES[name]
+    args = inputs(model, batch=(2,), n=6, dtype=np.float32)
+    out = model.lambdify()(**args)
+    assert out.dtype == np.float32
+    wide = {k: [a.astype(np.float64) for a in v] if isinstance(v, list) else v.astype(np.float64)
+            for k, v in args.items()}
+    np.testing.assert_allclose(out, expected(model, wide), rtol=2e-5, atol=2e-5)
+
+
+def test_mixed_dtypes_promote_as_the_step_wise_code_does():
+    model = CASES["bias"]
+    args = inputs(model, n=4)
+    args["X"] = args["X"].astype(np.float32)
+    f = model.lambdify()
+    out, (stepwise, _) = f(**args), f(**args, steps=True)
+    assert out.dtype == stepwise.dtype == np.float64
+    np.testing.assert_allclose(out, stepwise, rtol=1e-12)
+
+
+def test_seeds_agree_with_exact_evaluation():
+    for name in ("seed000", "seed001", "seed003"):
+        ex = example(name)
+        arrays = {k: np.asarray(v, dtype=float) for k, v in ex.inputs.items()}
+        np.testing.assert_allclose(ex.model.lambdify()(**arrays), ex.evaluate().numeric(), rtol=1e-12,
+                                   atol=1e-12, err_msg=name)
+
+
+def test_symbolic_sizes_bound_from_the_arrays():
+    f = MultiHeadAttention(causal=True).lambdify()  # n, d_model, h symbolic: compiled per size on the first call
+    for d_model, h in ((6, 3), (8, 2)):
+        model = MultiHeadAttention(None, d_model, h, causal=True)
+        args = inputs(model, batch=(2,), n=5, seed=h)
+        np.testing.assert_allclose(f(**args), expected(model, args), rtol=1e-12)
+
+
+# ----- the softmax: shifted by the row maximum unless the scores provably stay small -----------------------
+@pytest.mark.parametrize("size, dtype, shifted", [(0.2, np.float64, False), (1.5, np.float64, False),
+                                                  (40.0, np.float64, True), (0.2, np.float32, False),
+                                                  (3.0, np.float32, True)])
+def test_both_softmax_branches_agree_with_the_reference(size, dtype, shifted):
+    model = MultiHeadAttention(None, 8, 2, causal=True)
+    args = inputs(model, n=6, size=size, dtype=dtype)
+    # the largest Cauchy-Schwarz bound of the scores decides the branch (each head's is checked separately)
+    wide = {k: [a.astype(np.float64) for a in v] if isinstance(v, list) else v.astype(np.float64)
+            for k, v in args.items()}
+    Q = [wide["X"] @ w * float(model.scale) for w in wide["W_Q"]]
+    K = [wide["X"] @ w for w in wide["W_K"]]
+    bounds = [np.linalg.norm(q, axis=1).max() * np.linalg.norm(k, axis=1).max() for q, k in zip(Q, K, strict=True)]
+    limit = numeric._unshifted_limit(dtype)
+    assert (max(bounds) > limit) == shifted and (min(bounds) > limit) == shifted
+    want = expected(model, wide)
+    got = model.lambdify()(**args)
+    assert np.isfinite(got).all()
+    tol = 1e-11 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def test_scores_of_order_1e4_give_finite_weights():
+    f = MultiHeadAttention(None, 2, 1).lambdify()
+    X = np.array([[100.0, 0.0], [0.0, 100.0], [70.0, 70.0]])
+    out = f(X, W_Q=[np.eye(2)], W_K=[np.eye(2)], W_V=[np.eye(2)], W_O=np.eye(2))
+    np.testing.assert_allclose(out, X, atol=1e-12)  # each token attends to itself only
+
+
+def test_unshifted_limit_keeps_exp_far_from_overflow():
+    for dtype in (np.float32, np.float64):
+        limit = np.array(numeric._unshifted_limit(dtype), dtype)
+        with np.errstate(all="raise"):  # a row of a million keys at the bound, times values of a million
+            assert np.isfinite(np.exp(limit) * dtype(2**20) * dtype(1e6) * dtype(1e6))
+            assert np.exp(-limit) >= np.finfo(dtype).tiny  # the smallest weight is a normal number
+
+
+# ----- batches in chunks -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("chunk_rows, batch", [(4, (5,)), (7, (2, 3)), (1, (3,)), (10_000, (4,))])
+def test_chunks_of_the_batch_give_the_same_numbers(monkeypatch, chunk_rows, batch):
+    model = CASES["everything"]
+    args = inputs(model, batch=batch, n=3)
+    want = expected(model, args)
+    monkeypatch.setattr(numeric, "CHUNK_ROWS", chunk_rows)
+    calls = []
+    original = numeric._over_batches
+
+    def counting(attend, *rest):
+        def counted(*a):
+            calls.append(a[0].shape)
+            return attend(*a)
+        return original(counted, *rest)
+
+    monkeypatch.setitem(numeric._FUSED_NAMESPACE, "_over_batches", counting)
+    np.testing.assert_allclose(model.lambdify()(**args), want, rtol=1e-12)
+    count, per = int(np.prod(batch)), max(1, chunk_rows // 3)
+    assert len(calls) == (-(-count // per) if count > per else 1)
+
+
+def test_peak_memory_one_head_of_scores_at_a_time():
+    # n = 512, d_model = 128, h = 4, float64: queries, keys and values of all heads (3 n d) and one head's scores
+    # (n^2), plus NumPy's ufunc buffers (8192 elements per operand) and row vectors; the scores of every head at
+    # once would be 3 n^2 more, a separate Concat n d more
+    n, d = 512, 128
+    model = MultiHeadAttention(None, d, 4)
+    args = inputs(model, n=n, size=0.1)
+    _, compiled = model.lambdify()._compiled({}, keep_steps=False)
+    flat = [args["X"], *args["W_Q"], *args["W_K"], *args["W_V"], args["W_O"]]
+    tracemalloc.start()
+    out = compiled.function(*flat)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= 8 * (3 * n * d + n * n) + 2**18  # (3.5 MiB + 256 KiB; measured 3.70 MiB)
+    np.testing.assert_allclose(out, expected(model, args), rtol=1e-12, atol=1e-12)
+
+
+# ----- the generated source ----------------------------------------------------------------------------------
+def _code(source):
+    """The source's statements: the docstring, comments and blank lines dropped."""
+    lines = [re.sub(r"\s+#.*$", "", line).rstrip() for line in source.splitlines()]
+    return [line for line in lines if line.strip() and not line.strip().startswith(("#", '"', "'"))]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_one_projection_product_per_kind(name):
+    model = CASES[name]
+    code = "\n".join(_code(model.lambdify().source))
+    h, g = int(model.dims.h), model.kv_heads or int(model.dims.h)
+    stack = "stack" if model.convention == "split" else "concatenate"
+    for kind, count in (("Q", h), ("K", g), ("V", g)):
+        names = ", ".join(f"W_{kind}_{i}" for i in range(1, count + 1))
+        assert code.count(f"W = {stack}([{names}]") == 1, kind  # every head's weights, once
+    source = r"X_blocks" if model.convention == "split" else r"X"
+    products = re.findall(r"matmul\((\w+), W\b", code)
+    assert products == [source, "KV" + source[1:], "KV" + source[1:]]  # Q from X, K and V from the K/V source
+    assert not re.search(r"matmul\([^)]*W_[QKV]_\d", code)  # no product with one head's weight
+    assert code.count("matmul(") == 3 + 4  # the projections, then scores, row sums, weighted values, output
+
+
+def test_generated_source_of_a_split_model():
+    code = _code(MultiHeadAttention(None, 4, 2, d_v=3, convention="split").lambdify().source)
+    assert code == [
+        "def _fused_mha(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O):",
+        "    dtype = result_type(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O)",
+        "    KV = X",
+        "    T_bound = 0.0",
+        "    limit = _unshifted_limit(dtype)",
+        "    def attend(X, KV, out):",
+        "        X_blocks = swapaxes(X.reshape(X.shape[:-1] + (2, 2)), -2, -3)",
+        "        KV_blocks = swapaxes(KV.reshape(KV.shape[:-1] + (2, 2)), -2, -3)",
+        "        W = stack([W_Q_1, W_Q_2], dtype=dtype)",
+        "        W *= 0.7071067811865476",
+        "        Q = empty(X.shape[:-1] + (4,), dtype)",
+        "        matmul(X_blocks, W, out=swapaxes(Q.reshape(Q.shape[:-1] + (2, 2)), -2, -3))",
+        "        del W",
+        "        W = stack([W_K_1, W_K_2], dtype=dtype)",
+        "        K = empty(KV.shape[:-1] + (4,), dtype)",
+        "        matmul(KV_blocks, W, out=swapaxes(K.reshape(K.shape[:-1] + (2, 2)), -2, -3))",
+        "        del W",
+        "        W = stack([W_V_1, W_V_2], dtype=dtype)",
+        "        V = empty(KV.shape[:-1] + (6,), dtype)",
+        "        matmul(KV_blocks, W, out=swapaxes(V.reshape(V.shape[:-1] + (2, 3)), -2, -3))",
+        "        del W",
+        "        del X_blocks, KV_blocks",
+        "        Q_ = Q.reshape(Q.shape[:-1] + (2, 2))",
+        "        K_ = K.reshape(K.shape[:-1] + (2, 2))",
+        "        V_ = V.reshape(V.shape[:-1] + (2, 3))",
+        "        Concat = empty(Q.shape[:-1] + (6,), dtype)",
+        "        heads = Concat.reshape(Concat.shape[:-1] + (2, 3))",
+        "        S = empty(Q.shape[:-1] + K.shape[-2:-1], dtype)",
+        "        r = empty(S.shape[:-1] + (1,), dtype)",
+        "        sums = empty(Q.shape[:-1] + (2, 1), dtype)",
+        "        ones_kv = ones(K.shape[-2:-1] + (1,), dtype)",
+        "        q_norms, k_norms = _max_row_norms(Q_), _max_row_norms(K_)",
+        "        for i, j in ((0, 0), (1, 1)):",
+        "            matmul(Q_[..., i, :], swapaxes(K_[..., j, :], -1, -2), out=S)",
+        "            if not q_norms[i] * k_norms[j] + T_bound <= limit:",
+        "                amax(S, axis=-1, keepdims=True, out=r)",
+        "                subtract(S, r, out=S)",
+        "            exp(S, out=S)",
+        "            matmul(S, ones_kv, out=sums[..., i, :])",
+        "            matmul(S, V_[..., j, :], out=heads[..., i, :])",
+        "        reciprocal(sums, out=sums)",
+        "        multiply(heads, sums, out=heads)",
+        "        del S, Q_, K_, V_, V, heads, sums",
+        "        Output = matmul(Concat, W_O, out=K if out is None else out)",
+        "        return Output",
+        "    return _over_batches(attend, 4, dtype, X, KV)",
+    ]
+
+
+def test_key_value_source_and_additive_term_are_single_places():
+    code = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, bias=True).lambdify().source)
+    assert [line for line in code if line.startswith("    KV = ")] == ["    KV = X"]
+    assert sum("matmul(KV, W)" in line for line in code) == 2  # keys and values read KV only
+    assert [line.strip() for line in code if re.search(r"\bT\b", line)] == [
+        "T = _causal_term(X.shape[-2], KV.shape[-2], dtype)", "_no_empty_rows(T)", "T_bound = _finite_bound(T)",
+        "def attend(X, KV, T, out):", "add(S, T, out=S)", "return _over_batches(attend, 8, dtype, X, KV, T)"]
+    assert not any(re.search(r"\bT\b", line) for line in _code(CASES["bias"].lambdify().source))
+    # cross-attention reads its keys and values from Y, and a mask is one more term of T
+    cross = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, n_kv=5, mask="additive").lambdify().source)
+    assert [line for line in cross if line.startswith("    KV = ")] == ["    KV = Y"]
+    assert "    T = _causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False)" in cross
+    padded = _code(MultiHeadAttention(None, 8, 4, mask="key_padding").lambdify().source)
+    assert "    T = _padding_term(m, dtype)" in padded
+
+
+def test_head_pairs_are_read_off_the_steps():
+    assert _head_pairs(MultiHeadAttention(None, 16, 8, kv_heads=2)) == [
+        (0, 0), (1, 0), (2, 0), (3, 0), (4, 1), (5, 1), (6, 1), (7, 1)]
+    assert _head_pairs(MultiHeadAttention(None, 6, 3)) == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_inputs_are_not_modified():
+    model = CASES["everything"]
+    args = inputs(model, batch=(2,), n=4)
+    before = {k: [a.copy() for a in v] if isinstance(v, list) else v.copy() for k, v in args.items()}
+    model.lambdify()(**args)
+    for key, value in args.items():
+        for a, b in zip(value if isinstance(value, list) else [value],
+                        before[key] if isinstance(value, list) else [before[key]], strict=True):
+            assert np.array_equal(a, b), key
+
+
+def test_a_model_whose_steps_pair_heads_differently_is_refused(monkeypatch):
+    model = MultiHeadAttention(None, 4, 2)
+    steps = dict(model.steps)
+    swapped = steps["head_1"].definition.func(steps["head_1"].definition.args[0], steps["V_2"].symbol)
+    monkeypatch.setitem(model.__dict__, "steps", {**steps, "head_1": steps["head_1"].func(
+        "head_1", steps["head_1"].symbol, swapped, steps["head_1"].expr, model.dims)})
+    with pytest.raises(InputError, match="head 1 reads key head 1 but value head 2"):
+        _head_pairs(model)
+
+
+def test_symbol_names_never_become_code():
+    # a dimension symbol's name is text; it reaches the generated source only inside a string literal
+    name = 'n"""\nraise SystemExit("injected")\n"""'
+    model = MultiHeadAttention(Symbol(name, integer=True, positive=True), 4, 2)
+    f = model.lambdify()
+    assert name in ast.literal_eval(f.source.splitlines()[1].strip())  # the docstring, read back as a literal
+    args = inputs(MultiHeadAttention(None, 4, 2), n=3)
+    np.testing.assert_allclose(f(**args), expected(model, args), rtol=1e-12)
