@@ -225,7 +225,10 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     mask_name = model.mask_matrix.name if model.mask_matrix is not None else ""
     Mm = to_mask(mask, mask_name, str(model.mask), exact=exact) if mask is not None else None
     heads: dict[str, list[ImmutableMatrix] | None] = {}
-    g = model.kv_heads  # grouped-query attention: g key/value heads (h is then concrete)
+    g = model.kv_heads  # grouped-query attention: g key/value heads (a symbolic g is read off W_K)
+    kv_given = W_K if W_K is not None else W_V
+    g = g if g is None or isinstance(g, int) else (len(kv_given) if isinstance(kv_given, (list, tuple)) or
+                                                   getattr(kv_given, "ndim", 0) == 3 else None)
     for key, value in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
         count = g if g is not None and key != "W_Q" else h
         heads[key] = to_head_list(value, key, count, exact=exact) if value is not None else None
@@ -242,6 +245,8 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
         biases["b_O"] = to_matrix(b_O, "b_O", exact=exact, vector_as_row=True)
 
     found = _infer(model, Xm, heads, Ym)
+    if model.kv_heads is not None and not isinstance(model.kv_heads, int) and g is not None:
+        found["kv_heads"] = g
     concrete = model.bind(**found) if found else model
     D = concrete.dims
     if not D.is_concrete or not concrete.n_kv.is_Integer:

@@ -367,7 +367,8 @@ def _fused_source(model: MultiHeadAttention) -> str:
     elif model.mask == "key_padding":
         terms.append(("the key-padding mask, -inf where m_j = 0", f"_padding_term({names['m'][0]}, dtype)"))
     source = names["Y"][0] if model.cross else "X"
-    params_value = ", ".join(name for key, group in names.items() if key not in ("m",) for name in group)
+    # the dtype follows X, Y and the weights; a mask is cast to it (a float64 M keeps float32 inputs float32)
+    params_value = ", ".join(name for key, group in names.items() if key not in ("m", "M") for name in group)
 
     out = [f"def _fused_mha({params}):",
            f"    {doc!r}",
@@ -494,7 +495,7 @@ class NumericMHA:
         D = self.model.dims
         tied = {r.lhs for r in D.relations}  # d_k = d_model / h: follows, is never read off the arrays
         dims = {k: v for k, v in found.items()
-                if k != "n" and not getattr(D, k).is_Integer and getattr(D, k) not in tied}
+                if k == "kv_heads" or k != "n" and not getattr(D, k).is_Integer and getattr(D, k) not in tied}
         key = (tuple(sorted(dims.items())), keep_steps)
         if key not in self._cache:
             model = self.model.bind(**dims) if dims else self.model
@@ -510,6 +511,8 @@ class NumericMHA:
                            b_O=b_O, Y=Y, mask=mask)
         found = {"d_model": arrays["X"].shape[-1], "h": len(arrays["W_Q"]),
                  "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
+        if self.model.kv_heads is not None and not isinstance(self.model.kv_heads, int):
+            found["kv_heads"] = len(arrays["W_K"])  # a symbolic g, read off the key weights
         model, compiled = self._compiled(found, keep_steps=steps)
         _check_shapes(model, arrays)
         args = _arguments(model, arrays)
@@ -594,7 +597,10 @@ def _mask_array(kind: str, value: Any) -> np.ndarray:
             raise InputError("m (the key-padding mask) must hold 0/False (masked) or 1/True (attend) per key, "
                              f"shape (..., n_kv); got dtype {arr.dtype}, shape {arr.shape}")
         return (arr != 0)[..., None, :]
-    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    try:
+        arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    except ValueError:
+        raise InputError("M (the additive mask) is ragged: its rows have different lengths") from None
     if arr.dtype.kind not in "iuf":
         raise InputError(f"M (the additive mask) has dtype {arr.dtype}; expected real numbers or -inf")
     if np.isnan(arr).any() or np.isposinf(arr).any():
@@ -657,10 +663,15 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
     h = model.dims.h
     counts = {key: len(out[key]) for key in ("W_Q", "W_K", "W_V")}
     expected = int(h) if h.is_Integer else counts["W_Q"]
+    g = model.kv_heads
+    if g is not None and not isinstance(g, int):  # a symbolic g is read off W_K, as a symbolic h off W_Q
+        g = counts["W_K"]
+        if expected % g:
+            raise DimensionError(f"W_K and W_V: g={g} key/value heads must divide h={expected} query heads")
     for key, count in counts.items():
-        if model.kv_heads is not None and key != "W_Q":
-            if count != model.kv_heads:
-                raise InputError(f"{key}: expected g={model.kv_heads} key/value head matrices, got {count}")
+        if g is not None and key != "W_Q":
+            if count != g:
+                raise InputError(f"{key}: expected g={g} key/value head matrices, got {count}")
         elif count != expected:
             raise InputError(f"{key}: expected h={expected} per-head matrices, got {count}")
     return out
@@ -706,6 +717,13 @@ def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
         keys = Y.shape[-2]
     elif keys is None:
         keys = X.shape[-2]
+    batched = [("X", X)] + ([("Y", arrays["Y"])] if model.cross else []) + \
+        ([(model.mask_matrix.name, arrays[model.mask_matrix.name])] if model.mask is not None else [])
+    try:
+        np.broadcast_shapes(*(a.shape[:-2] for _, a in batched))
+    except ValueError:
+        shown = ", ".join(f"{name} {a.shape[:-2]}" for name, a in batched)
+        raise ShapeError(f"the leading (batch) axes do not broadcast together: {shown}") from None
     if model.mask is not None:
         name, given_mask = model.mask_matrix.name, arrays[model.mask_matrix.name]
         mask_shape = (1, keys) if name == "m" else (X.shape[-2], keys)

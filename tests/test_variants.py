@@ -381,3 +381,31 @@ def test_fused_cross_attention_without_grouping_writes_the_output_in_its_own_buf
     out = M.lambdify()(X, W["W_Q"], W["W_K"], W["W_V"], W_O, Y=Y)
     E = M.evaluate(X=X, Y=Y, **W, W_O=W_O)
     assert out.shape == (3, 8) and np.abs(out - E.numeric()).max() < 1e-12
+
+
+def test_review_findings_symbolic_g_batches_and_ragged_masks():
+    """A review of the variant code found these: a symbolic g must be read off W_K (as h is off W_Q), batch axes
+    that do not broadcast and a ragged additive mask must be named errors, and a float64 mask must not turn
+    float32 inputs into a float64 output."""
+    rng = np.random.default_rng(11)
+    X, Y = rng.normal(size=(3, 8)), rng.normal(size=(2, 8))
+    W = {"W_Q": rng.normal(size=(4, 8, 2)), "W_K": rng.normal(size=(2, 8, 2)), "W_V": rng.normal(size=(2, 8, 2)),
+         "W_O": rng.normal(size=(8, 8))}
+    symbolic = MultiHeadAttention(kv_heads="g", cross=True, mask="additive")
+    concrete = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask="additive")
+    M = np.array([[0, -np.inf], [0, 0], [-1, 0]])
+    out = symbolic.lambdify()(X, Y=Y, mask=M, **W)
+    assert np.abs(out - concrete.lambdify()(X, Y=Y, mask=M, **W)).max() == 0
+    E = symbolic.evaluate(X=X, Y=Y, mask=M, **W)
+    assert E.model == concrete.bind(n=3, n_kv=2) and np.abs(E.numeric() - out).max() < 1e-12
+    with pytest.raises(DimensionError, match="g=3 key/value heads must divide h=4"):
+        symbolic.lambdify()(X, Y=Y, mask=M, W_Q=W["W_Q"], W_K=rng.normal(size=(3, 8, 2)),
+                            W_V=rng.normal(size=(3, 8, 2)), W_O=W["W_O"])
+    kp = MultiHeadAttention(None, 8, 4, kv_heads=2, mask="key_padding")
+    for steps in (False, True):
+        with pytest.raises(ShapeError, match=r"leading \(batch\) axes do not broadcast together: X \(2,\), m \(3,\)"):
+            kp.lambdify()(rng.normal(size=(2, 3, 8)), mask=np.ones((3, 3)), steps=steps, **W)
+    with pytest.raises(InputError, match="M .the additive mask. is ragged"):
+        MultiHeadAttention(None, 8, 4, kv_heads=2, mask="additive").lambdify()(X, mask=[[0, 0], [0, 0, 0], [0]], **W)
+    f32 = {k: v.astype(np.float32) for k, v in W.items()}
+    assert concrete.lambdify()(X.astype(np.float32), Y=Y.astype(np.float32), mask=M, **f32).dtype == np.float32
