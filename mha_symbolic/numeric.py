@@ -121,9 +121,7 @@ def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False,
             overwrite = True
     top = x.max(axis=-1, keepdims=True)
     if np.isneginf(top).any():
-        where = tuple(int(i) for i in np.argwhere(np.isneginf(top[..., 0]))[0])
-        raise MaskError(f"softmax of a fully masked row: row {where[-1] + 1}"
-                        f"{f' of batch entry {where[:-1]}' if len(where) > 1 else ''} has no key left to attend to")
+        _no_empty_rows(x)
     if overwrite:
         z = x
         z -= top
@@ -261,20 +259,23 @@ def _padding_term(m: np.ndarray, dtype: Any) -> np.ndarray:
     return np.where(m, np.zeros((), dtype), np.array(-np.inf, dtype))
 
 
-def _no_empty_rows(T: np.ndarray) -> None:
+def _no_empty_rows(T: np.ndarray, heads: str = "") -> None:
     """:class:`~mha_symbolic.errors.MaskError` when a row of the additive term masks every key.
 
     >>> _no_empty_rows(np.array([[0.0, -np.inf], [-np.inf, -np.inf]]))
     Traceback (most recent call last):
     ...
-    mha_symbolic.errors.MaskError: softmax of a fully masked row: row 2 has no key left to attend to (every head)
+    mha_symbolic.errors.MaskError: softmax of a fully masked row: row 2 has no key left to attend to
+
+    ``heads`` is added to the message (the fused code checks the mask shared by every head).
     """
     empty = np.isneginf(T).all(axis=-1)
     if empty.any():
         where = tuple(int(i) for i in np.argwhere(empty)[0])
         row = f"row {where[-1] + 1}" if T.shape[-2] > 1 else "every row"
         batch = f" of batch entry {where[:-1]}" if len(where) > 1 else ""
-        raise MaskError(f"softmax of a fully masked row: {row}{batch} has no key left to attend to (every head)")
+        raise MaskError(f"softmax of a fully masked row: {row}{batch} has no key left to attend to"
+                        + (f" ({heads})" if heads else ""))
 
 
 def _max_row_norms(A: np.ndarray) -> list[float]:
@@ -379,7 +380,7 @@ def _fused_source(model: MultiHeadAttention) -> str:
     if terms:
         out += ["    # the additive term on the scores before the softmax: " + "; ".join(c for c, _ in terms),
                 "    T = " + " + ".join(code for _, code in terms),
-                "    _no_empty_rows(T)  # a row with every key masked is an error, not nan",
+                "    _no_empty_rows(T, 'every head')  # a row with every key masked is an error, not nan",
                 "    T_bound = _finite_bound(T)  # the largest |T| of its finite entries"]
     else:
         out += ["    # the additive term on the scores before the softmax: none",

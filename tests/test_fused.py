@@ -287,7 +287,8 @@ def test_key_value_source_and_additive_term_are_single_places():
     assert [line for line in code if line.startswith("    KV = ")] == ["    KV = X"]
     assert sum("matmul(KV, W)" in line for line in code) == 2  # keys and values read KV only
     assert [line.strip() for line in code if re.search(r"\bT\b", line)] == [
-        "T = _causal_term(X.shape[-2], KV.shape[-2], dtype)", "_no_empty_rows(T)", "T_bound = _finite_bound(T)",
+        "T = _causal_term(X.shape[-2], KV.shape[-2], dtype)", "_no_empty_rows(T, 'every head')",
+        "T_bound = _finite_bound(T)",
         "def attend(X, KV, T, out):", "add(S, T, out=S)", "return _over_batches(attend, 8, dtype, X, KV, T)"]
     assert not any(re.search(r"\bT\b", line) for line in _code(CASES["bias"].lambdify().source))
     # cross-attention reads its keys and values from Y, and a mask is one more term of T
