@@ -16,7 +16,7 @@ from sympy import Rational, Symbol
 
 from mha_symbolic import InputError, MultiHeadAttention, example, numeric
 from mha_symbolic.dims import dimension_symbol
-from mha_symbolic.numeric import _head_pairs
+from mha_symbolic.numeric import _head_pairs, _project
 
 
 def reference(X, W_Q, W_K, W_V, W_O, *, scale, causal=False, split=False, biases=None):
@@ -224,10 +224,11 @@ def test_one_projection_product_per_kind(name):
         names = ", ".join(f"W_{kind}_{i}" for i in range(1, count + 1))
         assert code.count(f"W = {stack}([{names}]") == 1, kind  # every head's weights, once
     source = r"X_blocks" if model.convention == "split" else r"X"
-    products = re.findall(r"matmul\((\w+), W\b", code)
+    products = re.findall(r"(?:matmul|_project)\((\w+), W\b", code)
     assert products == [source, "KV" + source[1:], "KV" + source[1:]]  # Q from X, K and V from the K/V source
-    assert not re.search(r"matmul\([^)]*W_[QKV]_\d", code)  # no product with one head's weight
-    assert code.count("matmul(") == 3 + 4  # the projections, then scores, row sums, weighted values, output
+    assert not re.search(r"(?:matmul|_project)\([^)]*W_[QKV]_\d", code)  # no product with one head's weight
+    # the projections, then scores, row sums, weighted values, output
+    assert code.count("matmul(") + code.count("_project(") == 3 + 4
 
 
 def test_generated_source_of_a_split_model():
@@ -276,7 +277,7 @@ def test_generated_source_of_a_split_model():
         "        reciprocal(sums, out=sums)",
         "        multiply(heads, sums, out=heads)",
         "        del S, Q_, K_, V_, V, heads, sums",
-        "        Output = matmul(Concat, W_O, out=K if out is None else out)",
+        "        Output = _project(Concat, W_O, out=K if out is None else out)",
         "        return Output",
         "    return _over_batches(attend, 4, dtype, X, KV)",
     ]
@@ -285,7 +286,7 @@ def test_generated_source_of_a_split_model():
 def test_key_value_source_and_additive_term_are_single_places():
     code = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, bias=True).lambdify().source)
     assert [line for line in code if line.startswith("    KV = ")] == ["    KV = X"]
-    assert sum("matmul(KV, W)" in line for line in code) == 2  # keys and values read KV only
+    assert sum("_project(KV, W)" in line for line in code) == 2  # keys and values read KV only
     assert [line.strip() for line in code if re.search(r"\bT\b", line)] == [
         "T = _causal_term(X.shape[-2], KV.shape[-2], dtype)", "_no_empty_rows(T, 'every head')",
         "T_bound = _finite_bound(T)",
@@ -334,3 +335,21 @@ def test_symbol_names_never_become_code():
     assert name in ast.literal_eval(f.source.splitlines()[1].strip())  # the docstring, read back as a literal
     args = inputs(MultiHeadAttention(None, 4, 2), n=3)
     np.testing.assert_allclose(f(**args), expected(model, args), rtol=1e-12)
+
+
+def test_projection_is_one_product_over_the_batch_and_never_copies_a_broadcast_operand():
+    rng = np.random.default_rng(5)
+    A, W = rng.normal(size=(3, 4, 5)), rng.normal(size=(5, 2))
+    out = np.empty((3, 4, 2))
+    assert _project(A, W, out=out) is not None and np.array_equal(out, A @ W)  # written into out, flattened
+    assert np.array_equal(_project(A, W), A @ W)
+    # a stride-0 batch axis (Y broadcast over a batch of X) keeps NumPy's per-element product: no copy of A
+    B = np.broadcast_to(A[0], (1000, 4, 5))
+    tracemalloc.start()
+    result = _project(B, W)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert np.allclose(result, B @ W) and peak < 1000 * 4 * 5 * 8  # less than A copied to (4000, 5)
+    # a transposed (non-contiguous) operand gives the same numbers
+    C = np.swapaxes(rng.normal(size=(3, 5, 4)), -1, -2)
+    assert np.allclose(_project(C, W), C @ W)

@@ -139,7 +139,7 @@ def test_entrywise_path_agrees_with_matrix_path():
 def test_generated_code_is_matrix_level():
     src = MultiHeadAttention(d_model=512, h=8).lambdify().source
     assert "W = concatenate([W_Q_1, W_Q_2, W_Q_3, W_Q_4, W_Q_5, W_Q_6, W_Q_7, W_Q_8], axis=-1, dtype=dtype)" in src
-    assert "W *= 0.125" in src and "Q = matmul(X, W)" in src and "exp(S, out=S)" in src
+    assert "W *= 0.125" in src and "Q = _project(X, W)" in src and "exp(S, out=S)" in src
     assert "[0, 0]" not in src and src.count("\n") < 80
 
 
