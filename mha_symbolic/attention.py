@@ -401,6 +401,18 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         return type(self)(self.dims, current["convention"], current["causal"], current["bias"], current["scale"],
                           current["kv_heads"], current["n_kv"], current["mask"])
 
+    def generalised(self) -> MultiHeadAttention:
+        """The same variant -- convention, causal mask, bias, scale, key/value heads, cross-attention, mask -- with
+        symbolic sizes ``n``, ``d_model``, ``h`` (and ``n_kv`` in cross-attention): what a statement about "every
+        size" of this model is proven on.  A fixed number of key/value heads stays fixed.
+
+        >>> M = MultiHeadAttention(4, 8, 2, kv_heads=1, n_kv=3, mask="key_padding").generalised()
+        >>> M.dims.h, M.kv_heads, M.n_kv, M.mask
+        (h, 1, n_kv, 'key_padding')
+        """
+        return type(self)(None, None, None, convention=self.convention, causal=self.causal, bias=self.bias,
+                          scale=self.args[4], kv_heads=self.kv_heads, cross=self.cross, mask=self.mask)
+
     @property
     def head_indices(self) -> list[Any]:
         """``[1, ..., h]`` for an integer ``h``, ``[i]`` for a symbolic one."""

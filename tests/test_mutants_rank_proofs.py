@@ -51,6 +51,23 @@ def test_bottleneck_theorem_reads_the_model_it_is_given():
                                                  "rank <= Min(d_k, n) <= d_k.")
 
 
+def test_bottleneck_theorem_of_cross_attention_is_about_min_n_n_kv():
+    """Keys from a second sequence: the unattainable P is n x n_kv and the theorem needs d_k <= min(n, n_kv) - 2
+    (with n_kv = 1 every row of P is [1] and nothing is excluded); the self-attention statement would be wrong."""
+    from sympy import Min
+
+    claim = bottleneck_theorem(MultiHeadAttention(4, 8, 2, n_kv=3))
+    general = MultiHeadAttention(4, 8, 2, n_kv=3).generalised()
+    n, n_kv, d_k = general.dims.n, general.n_kv, general.dims.d_k
+    assert claim.verdict == "true: proof for symbolic sizes"
+    assert claim.instance == {"bound": Min(d_k, n, n_kv), "m": Min(n, n_kv)}
+    assert claim.statement.startswith("d_k <= min(n, n_kv) - 2")
+    assert claim.scope == "d_k <= min(n, n_kv) - 2 (proof for every n, n_kv); undecided at d_k = min(n, n_kv) - 1"
+    assert "a = log(n_kv - 1 + E)" in claim.reasoning[2] and "n_kv = m and m + 1: all hold" in claim.reasoning[2]
+    # the variant's other options do not change the statement of self-attention
+    assert bottleneck_theorem(MultiHeadAttention(4, 8, 2, kv_heads=1)).statement == bottleneck_theorem().statement
+
+
 def test_low_rank_bottleneck_certificates():
     below = low_rank_bottleneck(4, 2)  # d_k <= n - 2: log P has certified full rank
     assert below.certificate is not None and below.certificate.excludes_zero and below.certificate.size == 4

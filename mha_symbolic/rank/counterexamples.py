@@ -172,54 +172,78 @@ def low_rank_bottleneck(n: int, d_k: int, P: Any = None, seed: int = 0) -> RankC
 
 
 def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int = 4) -> RankClaim:
-    """Theorem 1 of Bhojanapalli et al. (2020) for every ``n`` and ``d_k <= n - 2``, from ``model``'s scores.
+    """Theorem 1 of Bhojanapalli et al. (2020) for every size with ``d_k <= m - 2``, ``m = min(n, n_kv)`` (``m = n``
+    in self-attention), from ``model``'s scores.
 
     1. The model's scaled scores ``S'_i`` have rank <= ``d_k`` (:func:`rank_bound` on its own expression).
     2. ``softmax(S') = P`` iff ``S' = log P + c 1^T`` (shift invariance, per row).
-    3. ``P = softmax(I_n)`` has ``log P = I - a 1 1^T``, ``a = log(e + n - 1) >= 1``; by the matrix
-       determinant lemma ``det(log P) = 1 - a n <= 1 - n < 0`` for ``n >= 2``: rank ``n``.
-    4. ``rank(log P + c 1^T) >= n - 1 > d_k``: no weights attain ``P``.
-    Steps 3 is also computed exactly for ``n = 2..check_up_to``.  At ``d_k = n - 1`` the argument
-    gives nothing (``det(log P + c 1^T)`` is affine in ``c``): undecided there.
+    3. ``P = softmax(E)`` with ``E = I_n`` (self-attention) or the ``n x n_kv`` matrix with ones at ``(j, j)``,
+       ``j <= m`` (cross-attention): the leading ``m x m`` block of ``log P`` is ``I - a 1 1^T``,
+       ``a = log(e + n_kv - 1) >= 1``; by the matrix determinant lemma its determinant is ``1 - a m <= 1 - m < 0``
+       for ``m >= 2``: rank ``m``.
+    4. ``rank(log P + c 1^T) >= m - 1 > d_k``: no weights attain ``P``.
+    Step 3 is also computed exactly for ``m = 2..check_up_to`` (in cross-attention with ``n_kv = m`` and
+    ``m + 1``).  At ``d_k = m - 1`` the argument gives nothing (the determinant is affine in ``c``): undecided
+    there.  With ``n_kv = 1`` every row of ``P`` is ``[1]``: ``m = 1``, nothing is excluded.
     """
-    from sympy import E, simplify, symbols
+    from sympy import E, Min, simplify, symbols
 
-    from ..dims import Dims
     from ..proofs import softmax_shift_invariance
     from .bounds import provably_le
 
     base = MultiHeadAttention() if model is None else model
-    general = MultiHeadAttention(Dims(), base.convention, base.causal, base.bias, base.args[4])
+    general = base.generalised()  # the same variant at symbolic sizes
     step = general.steps["S'_i"]
     scores = step.expr
     bound = rank_bound(scores, general.dims).bound
     low_rank = provably_le(bound, general.dims.d_k, general.dims)
     shift = softmax_shift_invariance(max_n=3).verified
+    cross = general.cross
     checks = []
-    for n in range(2, check_up_to + 1):
-        a = log(E + n - 1)
-        L = explicit_softmax(eye(n)).applyfunc(lambda x: simplify(log(x)))
-        form = (L - (eye(n) - a * ImmutableMatrix.ones(n, n))).applyfunc(simplify) == zeros(n, n)
-        det_ok = simplify(L.det() - (1 - n * a)) == 0
-        cert = certify_rank_at_least(L, n)
-        checks.append(form and det_ok and cert.excludes_zero)
+    for m in range(2, check_up_to + 1):
+        for keys in ((m, m + 1) if cross else (m,)):
+            a = log(E + keys - 1)
+            P = explicit_softmax(eye(m).row_join(zeros(m, keys - m)))
+            L = P[:, :m].applyfunc(lambda x: simplify(log(x)))
+            form = (L - (eye(m) - a * ImmutableMatrix.ones(m, m))).applyfunc(simplify) == zeros(m, m)
+            det_ok = simplify(L.det() - (1 - m * a)) == 0
+            cert = certify_rank_at_least(L, m)
+            checks.append(form and det_ok and cert.excludes_zero)
     n_sym = symbols("n", integer=True, positive=True)
-    a_sym = log(E + n_sym - 1)
+    if cross:
+        a_sym = log(E + general.n_kv - 1)
+        third = (f"P = softmax(E), E the n x n_kv matrix with ones at (j, j) for j <= m = min(n, n_kv): the leading "
+                 f"m x m block of log P is I - a 1 1^T with a = {a_sym} >= 1 (e + n_kv - 1 >= e); matrix "
+                 f"determinant lemma: its determinant is 1 - a m <= 1 - m < 0 for m >= 2, so the block has rank m "
+                 f"(computed exactly and certified for m = 2..{check_up_to} with n_kv = m and m + 1: "
+                 f"{'all hold' if all(checks) else 'FAILED'}).")
+        fourth = "rank(log P + c 1^T) >= m - 1 > d_k when d_k <= m - 2: no weights attain P."
+        fifth = ("At d_k = m - 1 the rank argument refutes nothing (the determinant is affine in c): undecided "
+                 "there.  With n_kv = 1 every row of P is [1]: m = 1 and nothing is excluded.")
+        statement = "d_k <= min(n, n_kv) - 2: some positive row-stochastic P (n x n_kv) is attained by no weights"
+        scope = "d_k <= min(n, n_kv) - 2 (proof for every n, n_kv); undecided at d_k = min(n, n_kv) - 1"
+        instance = {"bound": bound, "m": Min(general.dims.n, general.n_kv)}
+    else:
+        a_sym = log(E + n_sym - 1)
+        third = (f"P = softmax(I_n): log P = I - a 1 1^T with a = {a_sym} >= 1 (e + n - 1 >= e); matrix determinant "
+                 f"lemma: det(log P) = 1 - a n <= 1 - n < 0 for n >= 2, so rank(log P) = n"
+                 f" (computed exactly and certified for n = 2..{check_up_to}: "
+                 f"{'all hold' if all(checks) else 'FAILED'}).")
+        fourth = "rank(log P + c 1^T) >= rank(log P) - 1 = n - 1 > d_k when d_k <= n - 2: no weights attain P."
+        fifth = "At d_k = n - 1 the rank argument refutes nothing (det(log P + c 1^T) is affine in c): undecided there."
+        statement = "d_k < n: some positive row-stochastic P is attained by no weights"
+        scope = "d_k <= n - 2 (proof for every n); undecided at d_k = n - 1"
+        instance = {"bound": bound}
     reasoning = (
         f"The model's scaled scores {step.text} have proven rank <= {bound}"
         + (" <= d_k." if low_rank else ", which is not <= d_k: the argument does not apply."),
         "softmax(S') = P iff S' = log P + c 1^T for a row shift c (shift invariance"
         + (", proven)." if shift else ", NOT verified)."),
-        f"P = softmax(I_n): log P = I - a 1 1^T with a = {a_sym} >= 1 (e + n - 1 >= e); matrix determinant "
-        f"lemma: det(log P) = 1 - a n <= 1 - n < 0 for n >= 2, so rank(log P) = n"
-        f" (computed exactly and certified for n = 2..{check_up_to}: {'all hold' if all(checks) else 'FAILED'}).",
-        "rank(log P + c 1^T) >= rank(log P) - 1 = n - 1 > d_k when d_k <= n - 2: no weights attain P.",
-        "At d_k = n - 1 the rank argument refutes nothing (det(log P + c 1^T) is affine in c): undecided there.",
+        third, fourth, fifth,
     )
     holds = low_rank and shift and all(checks)
     return RankClaim(
-        statement="d_k < n: some positive row-stochastic P is attained by no weights",
+        statement=statement,
         verdict="true: proof for symbolic sizes" if holds else "undecided",
-        reasoning=reasoning, instance={"bound": bound}, kind="proof", certificate=None,
-        scope="d_k <= n - 2 (proof for every n); undecided at d_k = n - 1" if holds else "",
+        reasoning=reasoning, instance=instance, kind="proof", certificate=None, scope=scope if holds else "",
     )

@@ -62,9 +62,7 @@ class CostStatement(Statement):
         from ..proofs import parameter_and_flop_counts
 
         if model.dims.h.is_Integer:  # the same variant (grouping, cross-attention, mask) at symbolic sizes
-            model = MultiHeadAttention(None, None, None, convention=model.convention, causal=model.causal,
-                                       bias=model.bias, scale=model.args[4], kv_heads=model.kv_heads,
-                                       cross=model.cross, mask=model.mask)
+            model = model.generalised()
         counts = parameter_and_flop_counts(model).result
         if self.part not in counts:
             raise InputError(f"part must be one of parameters, matmul_flops, elementwise_flops, total_flops; "
