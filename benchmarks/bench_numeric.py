@@ -58,7 +58,8 @@ def hand_written(X, WQ, WK, WV, WO):
 def hand_written_fused(X, WQ, WK, WV, WO):
     """The fastest NumPy MHA we know how to write by hand, from the same (h, d_model, d_k) weights.
 
-    Every head's projection in one product (the weights side by side, the scale folded into the queries' copy;
+    Every head's projection in one product (the weights side by side, the scale times log2(e) folded into the
+    queries' copy, so that the softmax takes exp2, twice as fast as exp in float32;
     the batch's rows stacked into one matrix, so that each projection is one large BLAS call),
     per-head views, one scores buffer reused by every head, the softmax in place -- shifted by the row maximum
     only when a Cauchy-Schwarz bound (largest query norm x largest key norm) does not keep exp far from overflow
@@ -69,11 +70,12 @@ def hand_written_fused(X, WQ, WK, WV, WO):
     h, d, dk = WQ.shape
     dv = WV.shape[2]
     rows = X.reshape(-1, d)  # the batch's rows in one product: one large BLAS call
-    Q = (rows @ (WQ.transpose(1, 0, 2).reshape(d, h * dk) * float(1 / np.sqrt(dk)))).reshape(X.shape[:-1] + (-1,))
+    scale = float(np.log2(np.e) / np.sqrt(dk))  # the scores in units of log2: the softmax takes exp2 (faster)
+    Q = (rows @ (WQ.transpose(1, 0, 2).reshape(d, h * dk) * scale)).reshape(X.shape[:-1] + (-1,))
     K = (rows @ WK.transpose(1, 0, 2).reshape(d, h * dk)).reshape(X.shape[:-1] + (-1,))
     V = (rows @ WV.transpose(1, 0, 2).reshape(d, h * dv)).reshape(X.shape[:-1] + (-1,))
     Qh, Kh, Vh = (A.reshape(*A.shape[:-1], h, -1) for A in (Q, K, V))
-    limit = np.log(np.finfo(Q.dtype).max) / 4
+    limit = np.log2(np.finfo(Q.dtype).max) / 4
     bound = np.sqrt(np.einsum("...hd,...hd->...h", Qh, Qh).reshape(-1, h).max(0) *
                     np.einsum("...hd,...hd->...h", Kh, Kh).reshape(-1, h).max(0))
     n = X.shape[-2]
@@ -86,7 +88,7 @@ def hand_written_fused(X, WQ, WK, WV, WO):
         if bound[i] > limit:
             np.max(S, axis=-1, keepdims=True, out=r)
             S -= r
-        np.exp(S, out=S)
+        np.exp2(S, out=S)
         np.matmul(S, ones, out=sums[..., i, :])
         np.matmul(S, Vh[..., i, :], out=Qh[..., i, :])
     Qh *= np.reciprocal(sums, out=sums)

@@ -166,6 +166,10 @@ def test_unshifted_limit_keeps_exp_far_from_overflow():
         with np.errstate(all="raise"):  # a row of a million keys at the bound, times values of a million
             assert np.isfinite(np.exp(limit) * dtype(2**20) * dtype(1e6) * dtype(1e6))
             assert np.exp(-limit) >= np.finfo(dtype).tiny  # the smallest weight is a normal number
+            # the fused code's scores are in units of log2 (exp2 of s log2 e): the same bound there
+            base2 = np.array(limit * numeric.LOG2E, dtype)
+            assert np.isfinite(np.exp2(base2) * dtype(2**20) * dtype(1e6) * dtype(1e6))
+            assert np.exp2(-base2) >= np.finfo(dtype).tiny
 
 
 # ----- batches in chunks -------------------------------------------------------------------------------------
@@ -238,12 +242,12 @@ def test_generated_source_of_a_split_model():
         "    dtype = result_type(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O)",
         "    KV = X",
         "    T_bound = 0.0",
-        "    limit = _unshifted_limit(dtype)",
+        "    limit = _unshifted_limit(dtype) * 1.4426950408889634",
         "    def attend(X, KV, out):",
         "        X_blocks = swapaxes(X.reshape(X.shape[:-1] + (2, 2)), -2, -3)",
         "        KV_blocks = swapaxes(KV.reshape(KV.shape[:-1] + (2, 2)), -2, -3)",
         "        W = stack([W_Q_1, W_Q_2], dtype=dtype)",
-        "        W *= 0.7071067811865476",
+        "        W *= 1.0201394465967895",  # 1/sqrt(2) log2(e)
         "        Q = empty(X.shape[:-1] + (4,), dtype)",
         "        matmul(X_blocks, W, out=swapaxes(Q.reshape(Q.shape[:-1] + (2, 2)), -2, -3))",
         "        del W",
@@ -271,7 +275,7 @@ def test_generated_source_of_a_split_model():
         "            if not q_norms[i] * k_norms[j] + T_bound <= limit:",
         "                amax(S, axis=-1, keepdims=True, out=r)",
         "                subtract(S, r, out=S)",
-        "            exp(S, out=S)",
+        "            exp2(S, out=S)",
         "            matmul(S, ones_kv, out=sums[..., i, :])",
         "            matmul(S, V_[..., j, :], out=heads[..., i, :])",
         "        reciprocal(sums, out=sums)",
@@ -288,16 +292,18 @@ def test_key_value_source_and_additive_term_are_single_places():
     assert [line for line in code if line.startswith("    KV = ")] == ["    KV = X"]
     assert sum("_project(KV, W)" in line for line in code) == 2  # keys and values read KV only
     assert [line.strip() for line in code if re.search(r"\bT\b", line)] == [
-        "T = _causal_term(X.shape[-2], KV.shape[-2], dtype)", "_no_empty_rows(T, 'every head')",
+        "T = multiply(_causal_term(X.shape[-2], KV.shape[-2], dtype), 1.4426950408889634)",
+        "_no_empty_rows(T, 'every head')",
         "T_bound = _finite_bound(T)",
         "def attend(X, KV, T, out):", "add(S, T, out=S)", "return _over_batches(attend, 8, dtype, X, KV, T)"]
     assert not any(re.search(r"\bT\b", line) for line in _code(CASES["bias"].lambdify().source))
     # cross-attention reads its keys and values from Y, and a mask is one more term of T
     cross = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, n_kv=5, mask="additive").lambdify().source)
     assert [line for line in cross if line.startswith("    KV = ")] == ["    KV = Y"]
-    assert "    T = _causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False)" in cross
+    assert ("    T = multiply(_causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False), "
+            "1.4426950408889634)") in cross
     padded = _code(MultiHeadAttention(None, 8, 4, mask="key_padding").lambdify().source)
-    assert "    T = _padding_term(m, dtype)" in padded
+    assert "    T = multiply(_padding_term(m, dtype), 1.4426950408889634)" in padded
 
 
 def test_head_pairs_are_read_off_the_steps():

@@ -139,7 +139,8 @@ def test_entrywise_path_agrees_with_matrix_path():
 def test_generated_code_is_matrix_level():
     src = MultiHeadAttention(d_model=512, h=8).lambdify().source
     assert "W = concatenate([W_Q_1, W_Q_2, W_Q_3, W_Q_4, W_Q_5, W_Q_6, W_Q_7, W_Q_8], axis=-1, dtype=dtype)" in src
-    assert "W *= 0.125" in src and "Q = _project(X, W)" in src and "exp(S, out=S)" in src
+    # the scale 1/sqrt(64) times log2(e), folded into the queries: the softmax takes exp2
+    assert "W *= 0.18033688011112042" in src and "Q = _project(X, W)" in src and "exp2(S, out=S)" in src
     assert "[0, 0]" not in src and src.count("\n") < 80
 
 
@@ -201,3 +202,18 @@ def test_overflow_is_an_error_not_nan():
 def test_text_flags_are_refused():
     with pytest.raises(InputError, match="causal must be True or False, got 'False'"):
         MultiHeadAttention(causal="False")
+
+
+def test_finiteness_check_is_exact_where_the_sum_of_squares_overflows():
+    from mha_symbolic.numeric import _all_finite
+
+    big = np.full((4, 4), 3e19, np.float32)  # finite, but its squares overflow float32
+    assert _all_finite(big) and _all_finite(big.T) and _all_finite(big.astype(np.float64))
+    for bad in (np.inf, -np.inf, np.nan):
+        a = np.ones((64, 64), np.float32)
+        a[63, 5] = bad
+        assert not _all_finite(a) and not _all_finite(a.T) and not _all_finite(a[1::2, ::-1][31:])
+    assert _all_finite(np.zeros((0, 3)))
+    with pytest.raises(InputError, match=r"X contains NaN or inf \(first at index \(1, 0\)\)"):
+        MultiHeadAttention(None, 2, 1).lambdify()(np.array([[3e19, 0.0], [np.inf, 1.0]], np.float32),
+                                                   W_Q=[np.eye(2)], W_K=[np.eye(2)], W_V=[np.eye(2)], W_O=np.eye(2))
