@@ -110,6 +110,18 @@ def test_values_of_Y_and_the_padding_mask_are_the_models_inputs():
     assert s[15] == "correct" and s[17] == "correct" and s[19] == "wrong"
 
 
+def test_a_zero_in_a_matrix_literal_is_not_zero_based_head_numbering():
+    # "[[1], [0]]" holds the entry 0; only an index such as W_q[0] numbers heads from 0
+    text = "Two heads, d_model = 2, n = 2.\n\nWQ₁ = [[1], [0]]\n\nWK₁ = [[0], [1]]\n"
+    report = check_text(text, "literal.txt")
+    messages = [f.message for f in report.findings]
+    assert "W_Q^1 given (2 x 1)" in messages and "W_K^1 given (2 x 1)" in messages
+    assert not any("W_Q^2" in m for m in messages)
+    indexed = check_text("Two heads, d_model = 2, n = 2.\n\n```python\nW_q[0] = np.array([[1], [0]])\n```\n",
+                         "indexed.md")
+    assert "W_Q^1 given (2 x 1)" in [f.message for f in indexed.findings]  # head 0 of the code is head 1
+
+
 # ----- the claims registry: each claim decided on its own model, and on another one --------------------
 def test_cross_and_mask_claims_follow_the_model():
     assert claim("cross-scores-shape").decide().verdict == "true"

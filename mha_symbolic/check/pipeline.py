@@ -42,7 +42,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc = DocumentModel()
     doc.cross, doc.mask = document_variant(repair.text)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
-    doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\[0\]",
+    # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
+    doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]",
                                     repair.text))
     if re.search(r"X_\{?(?:[i1-9]|\\text\{head\s*\d\})\}?\s*(?:=|(?:\\times|\\cdot|\\,)?\s*W)", repair.text):
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
