@@ -15,6 +15,9 @@ are small, else two queries, ``d_model = 2``, one head and three keys), on gener
 * **a fully masked row** -- "a row whose keys are all masked gives NaN / is undefined": the engine refuses
   such a row (:class:`~mha_symbolic.errors.MaskError`), so the softmax has no value there; a sentence that
   gives it a value ("all zeros", "uniform weights") is ``wrong``.
+* **the causal mask** -- "the weights above the diagonal are 0", "below the diagonal they are 0" (wrong: that
+  is where a token attends), "the first token attends only to itself, with weight 1", "6 of the 16 weights are
+  masked": the exact ``A_1`` of the causal model (the document's ``n`` when it is small), on generic inputs.
 
 Numbers are read from the sentence, never evaluated as code.
 
@@ -25,6 +28,8 @@ Examples
 'correct'
 >>> judge_mask_sentence(DocumentModel(), "Each row of the masked attention weights sums to 0.5.")[:3]
 ('wrong', 'every row of the masked weights sums to exactly 1 (computed exactly, key padding)', '1')
+>>> judge_causal_sentence(DocumentModel(), "With the causal mask every weight below the diagonal is 0.")[:3]
+('wrong', 'the causal weights below the diagonal are positive, not all 0 (A_1 computed exactly, n = 3)', 'positive')
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..attention import MultiHeadAttention
 from ..errors import MaskError, MHASymbolicError
 from .model import DocumentModel, as_int
 
-__all__ = ["judge_mask_sentence", "mask_prose"]
+__all__ = ["judge_causal_sentence", "judge_mask_sentence", "mask_prose"]
 
 _MASKED = r"(?:padded|masked(?:[- ]out)?|padding)\s+(?:keys?|positions?|tokens?|entries|columns?|source\s+tokens?)"
 _WEIGHT = re.compile(rf"\b{_MASKED}\b[^.;]*?\b(?:weights?|probabilit(?:y|ies))\b[^.;\d]*?"
@@ -145,8 +150,86 @@ def judge_mask_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | 
     return None
 
 
+_CAUSAL = re.compile(r"\bcausal|\blook-?\s*ahead|\bfuture\s+(?:tokens?|positions?)|\bautoregressive|"
+                     r"\btriang", re.I)
+_WEIGHTS = r"(?:weights?|probabilit(?:y|ies))"
+_VERB = r"(?:is|are|equals?|becomes?|gets?|receives?|(?:is|are)\s+set\s+to|set\s+to|stays?|remains?)"
+_VALUE = (r"(?:exactly\s+|all\s+|identically\s+|equal\s+to\s+|a\s+weight\s+of\s+|weight\s+)?"
+          r"(-?\d+(?:\.\d+)?(?![\w.]*\s*[-+*/^(])|zero\b)")
+_DIAGONAL = r"(above|below|under|over)\s+the\s+(?:main\s+)?diagonal\b"
+_SIDE = re.compile(rf"\b{_DIAGONAL}[^.;]*?\b{_WEIGHTS}\b[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
+                   rf"\b{_WEIGHTS}\b[^.;\d]*?\b{_DIAGONAL}[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
+                   rf"\b(upper|lower)[- ]triang\w*[^.;\d]*?\b{_VERB}\s+{_VALUE}", re.I)
+_FIRST = re.compile(rf"\bfirst\s+(?:token|query|row|position|word)\b[^.;]*?\b(?:itself|own)\b[^.;\d]*?"
+                    rf"(?:weight|probability)\s+(?:of\s+)?{_VALUE}", re.I)
+_COUNT = re.compile(r"(?<![\w.])(\d+)\s+(?:out\s+)?of\s+(?:the|all|its)?\s*(\d+)\s+(?:attention\s+)?"
+                    r"(?:weights|entries|scores|positions|pairs)\b[^.;]*?\b(?:masked|zero(?:ed)?|hidden|blocked)", re.I)
+
+
+def _causal_weights(doc: DocumentModel) -> ImmutableMatrix:
+    """The exact ``A_1`` of the causal model of the document's ``n`` (2..6; else 3), on generic inputs."""
+    from ..statements import generic_instance
+
+    n = as_int(doc.model().dims.n)
+    n = n if n is not None and 2 <= n <= 6 else 3
+    model = MultiHeadAttention(n, 2, 1, causal=True)
+    return ImmutableMatrix(model.evaluate(**generic_instance(model))["A_1"])
+
+
+def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | None, str] | None:
+    """The verdict on a sentence about the causal mask's weights, or None when it states nothing of the kind."""
+    from .prose import _plain
+
+    s = _plain(text)
+    if not _CAUSAL.search(s) and not re.search(r"\bdiagonal\b[^.;]*\bmask|\bmask\w*\b[^.;]*\bdiagonal", s, re.I):
+        return None
+    side, first, count = _SIDE.search(s), _FIRST.search(s), _COUNT.search(s)
+    if not (side or first or count):
+        return None
+    if not re.search(r"\bweights?\b|\bprobabilit|\battention\s+(?:matrix|map|pattern)", s, re.I):
+        return None  # the scores before the softmax, or the mask's own entries (True, -inf), not the weights
+    try:
+        A = _causal_weights(doc)
+    except (MHASymbolicError, ValueError, TypeError) as e:
+        return "unchecked", f"not decided: {str(e).splitlines()[0][:160]}", None, ""
+    n = A.rows
+    where = f"A_1 computed exactly, n = {n}"
+    if side:
+        word = (side.group(1) or side.group(3) or side.group(5)).lower()
+        stated = (side.group(2) or side.group(4) or side.group(6)).lower().replace("zero", "0")
+        upper = word in ("above", "over", "upper")
+        cells = [A[i, j] for i in range(n) for j in range(n) if (j > i if upper else j < i)]
+        name = "above" if upper else "below"
+        values = {simplify(x) for x in cells}
+        if len(values) == 1:
+            value = values.pop()
+            said = f"the causal weights {name} the diagonal are all exactly {value} ({where})"
+            return ("correct", said, None, "computed") if _agrees(value, stated) else \
+                ("wrong", said, str(value), "computed")
+        if all(x.is_positive for x in cells) and _agrees(0, stated):  # other values depend on the inputs
+            said = f"the causal weights {name} the diagonal are positive, not all {stated} ({where})"
+            return "wrong", said, "positive", "computed"
+        return None
+    if first:
+        value = simplify(A[0, 0])
+        said = f"the first query's weight on itself is {value}: every later key is masked ({where})"
+        return ("correct", said, None, "computed") if _agrees(value, first.group(1).lower().replace("zero", "0")) else \
+            ("wrong", said, str(value), "computed")
+    masked, total = int(count.group(1)), int(count.group(2))
+    if total != n * n or as_int(doc.model().dims.n) != n:
+        return None  # another n than the document's (or than the one computed)
+    zeros = sum(1 for x in A if simplify(x) == 0)
+    said = f"{zeros} of the {n * n} causal weights are exactly 0: n(n-1)/2 with n = {n} ({where})"
+    return ("correct", said, None, "computed") if masked == zeros else ("wrong", said, str(zeros), "computed")
+
+
 def mask_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
-    """Judge a line of prose about masked weights; True when it stated something of the kind."""
+    """Judge a line of prose about masked weights (the causal mask's too); True when it stated something of the
+    kind."""
+    got = judge_causal_sentence(doc, p.text)
+    if got is not None:
+        emit(p.line, p.text, got[0], got[1], got[2], "number", got[3])
+        return True
     if doc.mask is None and not re.search(r"mask|padd", p.text, re.I):
         return False
     got = judge_mask_sentence(doc, p.text)

@@ -1,0 +1,68 @@
+"""Sentences about the causal mask's weights, decided on the exact weights of the causal model."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_symbolic import MultiHeadAttention, check_text
+from mha_symbolic.check import masks
+from mha_symbolic.check.masks import judge_causal_sentence
+from mha_symbolic.check.model import DocumentModel
+
+DOC = """# Causal attention, three tokens
+
+We use n = 3 tokens, d_model = 4 and h = 2 heads.
+
+With the causal mask, the attention weights above the diagonal are 0.
+
+With the causal mask, every weight below the diagonal is 0.
+
+With causal masking, the first token attends only to itself, with weight 0.5.
+
+In the causal model, 3 of the 9 attention weights are masked to zero.
+
+In the causal model, 4 of the 9 attention weights are masked to zero.
+
+The causal mask sets the scores above the diagonal to -inf.
+
+With a causal mask, the weights above the diagonal are masked for all 512 positions.
+
+torch.triu(torch.ones(n, n), diagonal=1) gives the causal mask: 1 above the diagonal.
+"""
+
+
+def test_a_document_on_the_causal_mask():
+    found = {f.line: (f.status, f.expected) for f in check_text(DOC, "causal.md").findings if f.line >= 5}
+    assert found == {5: ("correct", None), 7: ("wrong", "positive"), 9: ("wrong", "1"), 11: ("correct", None),
+                     13: ("wrong", "3")}  # lines 15-19: the scores, a count of positions, the mask itself: no verdict
+
+
+@pytest.mark.parametrize("sentence, verdict", [
+    ("With a causal mask, the attention weights above the diagonal are zero.", "correct"),
+    ("Under a causal mask the lower triangular part of the weights is 0.", "wrong"),
+    ("A decoder uses a triangular mask: the attention weights above the main diagonal are 0.", "correct"),
+    ("With the causal mask the weights below the diagonal are 0.5.", None),  # depends on the inputs: not refuted
+    ("The causal mask prevents attending to future tokens.", None),
+])
+def test_sentences(sentence, verdict):
+    got = judge_causal_sentence(DocumentModel(), sentence)
+    assert (got and got[0]) == verdict
+
+
+def test_the_count_is_the_documents_n():
+    four = check_text("n = 4 tokens, d_model = 2, h = 1.\n\nWith a causal mask, 6 of the 16 attention weights are "
+                      "masked.\n", "four.md").findings
+    assert [(f.status, f.expected) for f in four if f.line == 3] == [("correct", None)]
+
+
+def test_the_verdict_is_the_engines(monkeypatch):
+    """Without the mask in the model, the weights above the diagonal are positive: the same sentence is wrong."""
+    def unmasked(*args, causal=False, **kw):
+        return MultiHeadAttention(*args, **kw)
+
+    sentence = "With the causal mask, the attention weights above the diagonal are 0."
+    assert judge_causal_sentence(DocumentModel(), sentence)[0] == "correct"
+    monkeypatch.setattr(masks, "MultiHeadAttention", unmasked)
+    assert judge_causal_sentence(DocumentModel(), sentence)[:3] == (
+        "wrong", "the causal weights above the diagonal are positive, not all 0 (A_1 computed exactly, n = 3)",
+        "positive")
