@@ -66,3 +66,39 @@ def test_the_verdict_is_the_engines(monkeypatch):
     assert judge_causal_sentence(DocumentModel(), sentence)[:3] == (
         "wrong", "the causal weights above the diagonal are positive, not all 0 (A_1 computed exactly, n = 3)",
         "positive")
+
+
+# ----- a stated weight matrix against what its step is whatever the inputs ---------------------------------
+BASE = "We use n = 3 tokens, d_model = 6 and h = 3 heads.\n\n"
+
+
+@pytest.mark.parametrize("matrix, status, expected", [
+    # row 2 sums to 1.10: the softmax's rows sum to exactly 1 whatever the inputs
+    (r"A_1 = \begin{bmatrix} 1.00 & 0 & 0 \\ 0.35 & 0.55 & 0.20 \\ 0.22 & 0.30 & 0.48 \end{bmatrix}", "wrong", "1"),
+    # 0.99 and 1.01 are within the rounding of three entries to 2 decimals
+    (r"A_1 \approx \begin{bmatrix} 0.33 & 0.33 & 0.33 \\ 0.35 & 0.35 & 0.31 \\ 0.2 & 0.3 & 0.5 \end{bmatrix}",
+     "assumed", None),
+    # a query matrix's rows sum to anything: nothing is contradicted
+    (r"Q_1 = \begin{bmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 3 \end{bmatrix}", "assumed", None),
+])
+def test_stated_weights_against_input_free_facts(matrix, status, expected):
+    finding = [f for f in check_text(BASE + "$$" + matrix + "$$\n", "m.md").findings if f.line == 3]
+    assert [(f.status, f.expected) for f in finding] == [(status, expected)]
+
+
+def test_input_free_facts_come_from_the_steps():
+    """The weights' rows sum to 1 and a causal softmax's masked entries are 0, whatever the scores."""
+    from sympy import ImmutableMatrix, MatrixSymbol
+
+    from mha_symbolic.check.numbers import _input_free_contradiction
+    from mha_symbolic.softmax import explicit_softmax
+
+    S = MatrixSymbol("S", 3, 3).as_explicit()  # the scores, whatever the inputs
+    A = explicit_softmax(S, True)
+    stated = ImmutableMatrix([[1, 0, 0], ["0.5", "0.4", "0.1"], ["0.2", "0.3", "0.5"]])
+    got = _input_free_contradiction(A, stated, "A_1", 1)
+    assert got is not None and got[0] == "wrong" and got[1].startswith("entry (2, 3) of A_1 is 0 whatever the inputs")
+    fine = ImmutableMatrix([[1, 0, 0], ["0.6", "0.4", 0], ["0.2", "0.3", "0.5"]])
+    assert _input_free_contradiction(A, fine, "A_1", 1) is None
+    unmasked = explicit_softmax(S)
+    assert _input_free_contradiction(unmasked, stated, "A_1", 1) is None  # no mask: (2, 3) may be 0.1

@@ -44,7 +44,7 @@ from ..attention import MultiHeadAttention
 from ..errors import MaskError, MHASymbolicError
 from .model import DocumentModel, as_int
 
-__all__ = ["judge_causal_sentence", "judge_mask_sentence", "mask_prose"]
+__all__ = ["CAUSAL_WORDS", "judge_causal_sentence", "judge_mask_sentence", "mask_prose"]
 
 _MASKED = r"(?:padded|masked(?:[- ]out)?|padding)\s+(?:keys?|positions?|tokens?|entries|columns?|source\s+tokens?)"
 _WEIGHT = re.compile(rf"\b{_MASKED}\b[^.;]*?\b(?:weights?|probabilit(?:y|ies))\b[^.;\d]*?"
@@ -150,20 +150,27 @@ def judge_mask_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | 
     return None
 
 
-_CAUSAL = re.compile(r"\bcausal|\blook-?\s*ahead|\bfuture\s+(?:tokens?|positions?)|\bautoregressive|"
-                     r"\btriang", re.I)
+CAUSAL_WORDS = re.compile(r"\bcausal|\blook-?\s*ahead|\bfuture\s+(?:tokens?|positions?)|\bautoregressive|"
+                          r"\btriang", re.I)
 _WEIGHTS = r"(?:weights?|probabilit(?:y|ies))"
 _VERB = r"(?:is|are|equals?|becomes?|gets?|receives?|(?:is|are)\s+set\s+to|set\s+to|stays?|remains?)"
 _VALUE = (r"(?:exactly\s+|all\s+|identically\s+|equal\s+to\s+|a\s+weight\s+of\s+|weight\s+)?"
-          r"(-?\d+(?:\.\d+)?(?![\w.]*\s*[-+*/^(])|zero\b)")
+          r"(-?\d+(?:\.\d+)?(?![\w.]*\s*[-+*/^(])|zeros?\b)")
 _DIAGONAL = r"(above|below|under|over)\s+the\s+(?:main\s+)?diagonal\b"
 _SIDE = re.compile(rf"\b{_DIAGONAL}[^.;]*?\b{_WEIGHTS}\b[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
                    rf"\b{_WEIGHTS}\b[^.;\d]*?\b{_DIAGONAL}[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
                    rf"\b(upper|lower)[- ]triang\w*[^.;\d]*?\b{_VERB}\s+{_VALUE}", re.I)
 _FIRST = re.compile(rf"\bfirst\s+(?:token|query|row|position|word)\b[^.;]*?\b(?:itself|own)\b[^.;\d]*?"
-                    rf"(?:weight|probability)\s+(?:of\s+)?{_VALUE}", re.I)
+                    rf"(?:weight|probability)\b[^.;\d]*?(?:A_?\{{?1,?\s*1\}}?\s*=\s*)?{_VALUE}", re.I)
+_ONLY_ITSELF = re.compile(r"\b(first|last|final)\s+(?:token|query|row|position|word)\b[^.;]*?\bonly\s+"
+                          r"(?:attends?|sees?|looks?|see|attend)\s+(?:to\s+|at\s+)?itself\b", re.I)
+_ROWS = re.compile(rf"\b(?:(?:each|every|all)\s+rows?|rows?\s+(\d+))\b[^.;\d]*?\b(?:sums?|adds?\s+up)\s+to\s+"
+                   rf"{_VALUE}", re.I)
 _COUNT = re.compile(r"(?<![\w.])(\d+)\s+(?:out\s+)?of\s+(?:the|all|its)?\s*(\d+)\s+(?:attention\s+)?"
-                    r"(?:weights|entries|scores|positions|pairs)\b[^.;]*?\b(?:masked|zero(?:ed)?|hidden|blocked)", re.I)
+                    r"(?:weights|entries|scores|positions|pairs)\b[^.;]*?\b(?:masked|zero(?:ed)?|hidden|blocked)|"
+                    r"\bout\s+of\s+(?:the|all)?\s*(\d+)\s+(?:attention\s+)?(?:weights|entries),?\s+(\d+)\s+(?:are|get)\b"
+                    r"[^.;\d]*?\b(?:masked|zero(?:ed)?|hidden|blocked)|"
+                    r"\b(?:mask\w*|remov\w*|zero\w*|hid\w*|block\w*)\s+(?:out\s+)?(\d+)\s+of\s+them\b", re.I)
 
 
 def _causal_weights(doc: DocumentModel) -> ImmutableMatrix:
@@ -176,17 +183,27 @@ def _causal_weights(doc: DocumentModel) -> ImmutableMatrix:
     return ImmutableMatrix(model.evaluate(**generic_instance(model))["A_1"])
 
 
+def _number(text: str) -> str:
+    """A stated value as digits: ``zero``/``zeros`` is 0."""
+    return "0" if text.lower().startswith("zero") else text
+
+
 def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | None, str] | None:
-    """The verdict on a sentence about the causal mask's weights, or None when it states nothing of the kind."""
+    """The verdict on a sentence about the causal mask's weights, or None when it states nothing of the kind.
+
+    The sentence is read when it names the causal mask, or when the document does (``doc.causal_text``)."""
     from .prose import _plain
 
     s = _plain(text)
-    if not _CAUSAL.search(s) and not re.search(r"\bdiagonal\b[^.;]*\bmask|\bmask\w*\b[^.;]*\bdiagonal", s, re.I):
+    if not (doc.causal_text or CAUSAL_WORDS.search(s) or
+            re.search(r"\bdiagonal\b[^.;]*\bmask|\bmask\w*\b[^.;]*\bdiagonal", s, re.I)):
         return None
-    side, first, count = _SIDE.search(s), _FIRST.search(s), _COUNT.search(s)
-    if not (side or first or count):
+    side, first, alone = _SIDE.search(s), _FIRST.search(s), _ONLY_ITSELF.search(s)
+    rows, count = _ROWS.search(s), _COUNT.search(s)
+    if not (side or first or alone or rows or count):
         return None
-    if not re.search(r"\bweights?\b|\bprobabilit|\battention\s+(?:matrix|map|pattern)", s, re.I):
+    if side and not re.search(r"\bweights?\b|\bprobabilit|\battention\s+(?:matrix|map|pattern)|\b(?:of|in)\s+A\b",
+                              s, re.I):
         return None  # the scores before the softmax, or the mask's own entries (True, -inf), not the weights
     try:
         A = _causal_weights(doc)
@@ -194,33 +211,57 @@ def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str 
         return "unchecked", f"not decided: {str(e).splitlines()[0][:160]}", None, ""
     n = A.rows
     where = f"A_1 computed exactly, n = {n}"
+
+    def verdict(ok: bool, said: str, value: Any) -> tuple[str, str, str | None, str]:
+        return ("correct", said, None, "computed") if ok else ("wrong", said, str(value), "computed")
+
     if side:
         word = (side.group(1) or side.group(3) or side.group(5)).lower()
-        stated = (side.group(2) or side.group(4) or side.group(6)).lower().replace("zero", "0")
+        stated = _number(side.group(2) or side.group(4) or side.group(6))
         upper = word in ("above", "over", "upper")
         cells = [A[i, j] for i in range(n) for j in range(n) if (j > i if upper else j < i)]
         name = "above" if upper else "below"
         values = {simplify(x) for x in cells}
         if len(values) == 1:
             value = values.pop()
-            said = f"the causal weights {name} the diagonal are all exactly {value} ({where})"
-            return ("correct", said, None, "computed") if _agrees(value, stated) else \
-                ("wrong", said, str(value), "computed")
+            return verdict(_agrees(value, stated), f"the causal weights {name} the diagonal are all exactly {value} "
+                                                   f"({where})", value)
         if all(x.is_positive for x in cells) and _agrees(0, stated):  # other values depend on the inputs
             said = f"the causal weights {name} the diagonal are positive, not all {stated} ({where})"
             return "wrong", said, "positive", "computed"
         return None
     if first:
         value = simplify(A[0, 0])
-        said = f"the first query's weight on itself is {value}: every later key is masked ({where})"
-        return ("correct", said, None, "computed") if _agrees(value, first.group(1).lower().replace("zero", "0")) else \
-            ("wrong", said, str(value), "computed")
-    masked, total = int(count.group(1)), int(count.group(2))
-    if total != n * n or as_int(doc.model().dims.n) != n:
-        return None  # another n than the document's (or than the one computed)
+        return verdict(_agrees(value, _number(first.group(1))),
+                       f"the first query's weight on itself is {value}: every later key is masked ({where})", value)
+    if alone:
+        row = 0 if alone.group(1).lower() == "first" else n - 1
+        seen = sum(1 for x in A.row(row) if simplify(x) != 0)
+        said = f"the {'first' if row == 0 else 'last'} query attends to {seen} key{'s' if seen > 1 else ''} ({where})"
+        return verdict(seen == 1, said, f"{seen} keys")
+    if rows:
+        which = int(rows.group(1)) - 1 if rows.group(1) else None
+        if which is not None and not 0 <= which < n:
+            return None
+        sums = {simplify(sum(A.row(r))) for r in (range(n) if which is None else [which])}
+        if len(sums) != 1:
+            return None
+        value = sums.pop()
+        said = f"every row of the causal weights sums to exactly {value} ({where})"
+        return verdict(_agrees(value, _number(rows.group(2))), said, value)
+    if as_int(doc.model().dims.n) != n:
+        return None  # a count needs the document's own n
     zeros = sum(1 for x in A if simplify(x) == 0)
+    if count.group(1) is not None:
+        masked, total = int(count.group(1)), int(count.group(2))
+    elif count.group(3) is not None:
+        total, masked = int(count.group(3)), int(count.group(4))
+    else:
+        total, masked = n * n, int(count.group(5))  # "removes 8 of them": of the n^2 weights
+    if total != n * n:
+        return None
     said = f"{zeros} of the {n * n} causal weights are exactly 0: n(n-1)/2 with n = {n} ({where})"
-    return ("correct", said, None, "computed") if masked == zeros else ("wrong", said, str(zeros), "computed")
+    return verdict(masked == zeros, said, zeros)
 
 
 def mask_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:

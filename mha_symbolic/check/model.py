@@ -241,6 +241,7 @@ class DocumentModel:
     memory: dict[str, int] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
     mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
+    causal_text: bool = False  # the document speaks of the causal (look-ahead) mask somewhere
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
 

@@ -198,6 +198,44 @@ def _input_key(doc: DocumentModel, tex: str) -> str | None:
     return f"W_{letter}^{index}"
 
 
+def _input_free_contradiction(V: ImmutableMatrix, stated: ImmutableMatrix, name: str,
+                               places: int | None) -> Verdict3 | None:
+    """A stated matrix against what its step is whatever the inputs the document leaves open: an entry the
+    model's steps make a constant (0 above the diagonal under a causal mask), and a row sum that is a constant
+    (1 for attention weights, whose entries are ``e^s_ab / sum_c e^s_ac``), computed from the step's own
+    expression.  ``None`` when nothing contradicts (or the matrix is too large to sum symbolically)."""
+    from sympy import Add, Rational, cancel, fraction, together
+
+    if V.shape != stated.shape or V.rows * V.cols > 64:
+        return None
+    for idx, (x, y) in enumerate(zip(V, stated, strict=True)):
+        x = as_sympy(x)
+        if x.is_number and not agrees(x, y, places):
+            r, c = divmod(idx, V.cols)
+            said = f"{float(y):.{places}f}" if places is not None and as_sympy(y).is_number else str(y)
+            return ("wrong", f"entry ({r + 1}, {c + 1}) of {name} is {x} whatever the inputs (computed from the "
+                    f"model's steps); the document states {said}", str(x), "computed")
+    if V.cols < 2:
+        return None
+    slack = Rational(0) if places is None else Rational(V.cols, 2) / 10**places  # each entry rounded to `places`
+    for r in range(V.rows):
+        entries = [as_sympy(x) for x in V.row(r) if as_sympy(x) != 0]  # a masked weight is 0: no denominator
+        if not entries or not all(x.is_Mul or x.is_Pow or x.is_number for x in entries):
+            return None  # sums of products (a head's values): costly to put over one denominator, and they vary
+        parts = [fraction(x) for x in entries]
+        if len({den for _, den in parts}) != 1:
+            return None  # only a row over one denominator (softmax weights) is summed: others are costly and vary
+        total = cancel(together(Add(*(num for num, _ in parts)) / parts[0][1]))
+        if not total.is_number:
+            return None
+        given = sum(stated.row(r))
+        if abs(as_sympy(given) - total) > slack + Rational(1, 10**12):
+            said = f"{float(given):.{places}f}" if places is not None else str(given)
+            return ("wrong", f"every row of {name} sums to exactly {total} whatever the inputs (computed from the "
+                    f"model's steps); row {r + 1} of the stated matrix sums to {said}", str(total), "computed")
+    return None
+
+
 def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
     stated_at = [i for i, s in enumerate(sides) if _literal(s) is not None]
     k = stated_at[-1]
@@ -244,6 +282,10 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 continue
             missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
             if missing or any(not as_sympy(x).is_number for x in V):
+                contradiction = _input_free_contradiction(V, stated, tex[i], places)
+                if contradiction is not None:
+                    verdicts.append(contradiction)
+                    continue
                 if key is not None and key in doc.model().steps:
                     doc.assumed[key] = stated
                 what = ", ".join(missing) or "sizes the document does not fix"

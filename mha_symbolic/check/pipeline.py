@@ -19,7 +19,7 @@ from .code import code_statement
 from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
-from .masks import mask_prose
+from .masks import CAUSAL_WORDS, mask_prose
 from .model import DocumentModel, dim_name
 from .report import Finding, Report
 from .sentences import prose_statement
@@ -41,6 +41,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
     doc.cross, doc.mask = document_variant(repair.text)
+    doc.causal_text = bool(CAUSAL_WORDS.search(repair.text))
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]",
