@@ -340,6 +340,8 @@ def test_normalise_keeps_lines():
     ("হেডের সংখ্যা: $h = 2$", [("h", 2)]),
     ("Modellbreite: $d_{model} = 8$.", [("d_model", 8)]),
     ("Number of heads (h): 2. d_model is 6.\nSequence length = 2 tokens", [("h", 2), ("d_model", 6), ("n", 2)]),
+    # "20 / 4" is one term of the chain: d_k is derived (5), not set to 20
+    ("d_model = 20, h = 4 heads, so each head has d_k = 20 / 4 = 5.", [("d_model", 20), ("h", 4)]),
 ])
 def test_settings(prose, expected):
     assert [(s.name, s.value) for s in read.settings(prose)] == expected

@@ -68,8 +68,8 @@ _LABELS = [
 ]
 _VALUE = r"\d+(?:\^\d+)?"
 _REL = {"=": "eq", ":": "colon", "<": "lt", ">": "gt", "≤": "le", "≥": "ge", "≠": "ne", "≈": "approx"}
-_TERM = r"[^\s=<>≤≥≠≈,;:]+(?:\s[-+]\s[^\s=<>≤≥≠≈,;:]+)*"
-_CHAIN = re.compile(rf"(?<![^\s(\[])(?<!\s[-+]\s)({_TERM})\s*([=<>≤≥≠≈:])\s*({_TERM})((?:\s*[=<>≤≥≠≈]\s*{_TERM})*)")
+_TERM = r"[^\s=<>≤≥≠≈,;:]+(?:\s[-+*/]\s[^\s=<>≤≥≠≈,;:]+)*"  # "20 / 4" is one term: d_k = 20 / 4 = 5 sets no 20
+_CHAIN = re.compile(rf"(?<![^\s(\[])(?<!\s[-+*/]\s)({_TERM})\s*([=<>≤≥≠≈:])\s*({_TERM})((?:\s*[=<>≤≥≠≈]\s*{_TERM})*)")
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
                 "no fewer than": "ge", "no less than": "ge", "more than": "gt", "fewer than": "lt", "less than": "lt"}
 #: the nouns that count heads and tokens ("two heads", "a two-head layer", "3 tokens", "3-token")
