@@ -102,3 +102,34 @@ def test_input_free_facts_come_from_the_steps():
     assert _input_free_contradiction(A, fine, "A_1", 1) is None
     unmasked = explicit_softmax(S)
     assert _input_free_contradiction(unmasked, stated, "A_1", 1) is None  # no mask: (2, 3) may be 0.1
+
+
+# ----- a worked example of masked self-attention -------------------------------------------------------------
+def _worked(setup: str, A: str) -> str:
+    return (f"We use n = 3 tokens, d_model = 2 and h = 1 head, {setup}.\n\n"
+            "$$X = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\end{bmatrix}$$\n\n"
+            "$$W_1^Q = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n\n"
+            "$$W_1^K = \\begin{bmatrix} 0 & 1 \\\\ 1 & 0 \\end{bmatrix}$$\n\n"
+            "$$W_1^V = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n\n"
+            f"$$A_1 = \\begin{{bmatrix}} {A} \\end{{bmatrix}}$$\n\n"
+            "$$\\text{head}_1 = \\begin{bmatrix} 1 & 0 \\\\ 0.6698 & 0.3302 \\\\ 0.7517 & 0.7517 \\end{bmatrix}$$\n")
+
+
+CAUSAL_A = "1 & 0 & 0 \\\\ 0.6698 & 0.3302 & 0 \\\\ 0.2483 & 0.2483 & 0.5035"  # the causal model's A_1
+
+
+@pytest.mark.parametrize("setup, A, statuses", [
+    # a document on the causal mask whose example is masked: its weights and head are the causal model's
+    ("with a causal mask so that token i only attends to tokens j <= i", CAUSAL_A, ["correct", "correct"]),
+    # the same with one weight mistyped: wrong, against the causal model (expected row 2 = 0.6698, 0.3302)
+    ("with a causal mask so that token i only attends to tokens j <= i", CAUSAL_A.replace("0.3302", "0.3320"),
+     ["wrong", "correct"]),
+    # a document that never speaks of a causal mask: its masked-looking example is wrong
+    ("without any mask", CAUSAL_A, ["wrong", "wrong"]),
+])
+def test_a_worked_causal_example_is_computed_with_the_mask(setup, A, statuses):
+    findings = [f for f in check_text(_worked(setup, A), "worked.md").findings if f.line in (11, 13)]
+    assert [f.status for f in findings] == statuses
+    if "causal" in setup:
+        assert all("with the causal mask the document describes" in f.message for f in findings)
+        assert findings[0].expected in (None, "[1, 0, 0, 0.669762, ...] (3 x 3)")

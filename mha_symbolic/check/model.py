@@ -242,6 +242,7 @@ class DocumentModel:
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
     mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
     causal_text: bool = False  # the document speaks of the causal (look-ahead) mask somewhere
+    causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
 
@@ -312,6 +313,8 @@ class DocumentModel:
                     self._model = MultiHeadAttention(d.get("n"), d_model, None, convention=self.convention)
             self._model = self._grouped(self._model, d.get("g"))
             self._model = self._crossed(self._model, d.get("n_kv"))
+            if self.causal:
+                self._model = self._model.replace_options(causal=True)
         return self._model
 
     def _crossed(self, model: MultiHeadAttention, n_kv: int | None) -> MultiHeadAttention:

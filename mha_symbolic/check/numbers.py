@@ -19,7 +19,7 @@ from sympy import (
 )
 
 from .._convert import as_sympy
-from ..errors import ShapeError
+from ..errors import MHASymbolicError, ShapeError
 from ..statements._base import agrees, shown
 from .model import DocumentModel, as_int, dim_name
 
@@ -198,6 +198,22 @@ def _input_key(doc: DocumentModel, tex: str) -> str | None:
     return f"W_{letter}^{index}"
 
 
+def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix) -> ImmutableMatrix | None:
+    """The value of ``s`` under the causal mask when ``stated`` has its pattern of exact zeros (a masked weight is
+    0, an attended one is not); the document's model is causal from then on (its worked example is a masked one).
+    ``None``, and the model unchanged, otherwise."""
+    doc.causal, doc._model, doc._table = True, None, None
+    try:
+        V = _value(doc, s)
+        if V.shape == stated.shape and all(as_sympy(x).is_number for x in V) and any(x == 0 for x in V) and \
+                all((as_sympy(x) == 0) == (as_sympy(y) == 0) for x, y in zip(V, stated, strict=True)):
+            return V
+    except MHASymbolicError:
+        pass
+    doc.causal, doc._model, doc._table = False, None, None
+    return None
+
+
 def _input_free_contradiction(V: ImmutableMatrix, stated: ImmutableMatrix, name: str,
                                places: int | None) -> Verdict3 | None:
     """A stated matrix against what its step is whatever the inputs the document leaves open: an entry the
@@ -302,17 +318,25 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                              "computed"))
             continue
         ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+        masked = ""
+        if not ok and op != "ne" and doc.causal_text and not doc.causal:
+            causal = _causal_value(doc, s, stated)  # the document speaks of the causal mask: is its example one?
+            if causal is not None:
+                V, masked = causal, " with the causal mask the document describes"
+                ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+        elif doc.causal:
+            masked = " with the causal mask the document describes"
         if op == "ne":
             ok = not ok
         at = "" if places is None else f" at {places} decimals"
         if ok:
-            verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly; agrees{at}", None,
+            verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; agrees{at}", None,
                              "computed"))
         else:
             bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
             r, c = divmod(bad, V.cols)
-            verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly; entry ({r + 1}, {c + 1}) "
-                             f"differs{at}", shown(V, places), "computed"))
+            verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; entry ({r + 1}, "
+                             f"{c + 1}) differs{at}", shown(V, places), "computed"))
     return _worst(verdicts)
 
 
