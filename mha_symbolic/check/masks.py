@@ -240,6 +240,9 @@ def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str 
         said = f"the {'first' if row == 0 else 'last'} query attends to {seen} key{'s' if seen > 1 else ''} ({where})"
         return verdict(seen == 1, said, f"{seen} keys")
     if rows:
+        if re.search(r"\bmask|\bscores?\b|\blogits?\b|\bX\b|\binputs?\b|\bembedding", s, re.I) and \
+                not re.search(r"\bweights?\b|\bprobabilit|\battention\b|\bsoftmax\b", s, re.I):
+            return None  # the rows of the mask, the scores or the input, not of the weights
         which = int(rows.group(1)) - 1 if rows.group(1) else None
         if which is not None and not 0 <= which < n:
             return None
