@@ -296,6 +296,24 @@ def _project(A: np.ndarray, W: np.ndarray, out: np.ndarray | None = None) -> np.
     return np.matmul(A, W, out=out)
 
 
+def _log2_units(T: np.ndarray) -> np.ndarray:
+    """The additive term in units of log2 (times :data:`LOG2E`), a new array: ``-inf`` stays ``-inf``, and a finite
+    entry stays finite -- one beyond ``max / log2(e)`` (a mask filled with ``finfo.min``) is clipped to the largest
+    float instead of overflowing to ``-inf``, which would mask its key (or make a row fully masked).
+
+    >>> big = np.finfo(np.float64).min
+    >>> _log2_units(np.array([[0.0, -np.inf, big, 1.0]])).tolist() == [[0.0, -np.inf, big, LOG2E]]
+    True
+    """
+    with np.errstate(over="ignore"):
+        out = np.multiply(T, LOG2E)
+    overflowed = np.isinf(out) & np.isfinite(T)
+    if overflowed.any():
+        big = np.finfo(out.dtype).max
+        out[overflowed] = np.copysign(big, T[overflowed])
+    return out
+
+
 def _max_row_norms(A: np.ndarray) -> list[float]:
     """Each head's largest row norm: ``A`` is ``(..., rows, heads, width)``; the maximum over rows and batch.
 
@@ -333,7 +351,8 @@ _FUSED_NAMESPACE: dict[str, Any] = {"result_type": np.result_type, "concatenate"
                     "amax": np.amax, "subtract": np.subtract, "exp2": np.exp2, "reciprocal": np.reciprocal,
                                     "multiply": np.multiply, "add": np.add,
                     "_over_batches": _over_batches, "_causal_term": _causal_term,
-                    "_max_row_norms": _max_row_norms, "_project": _project, "_finite_bound": _finite_bound,
+                    "_max_row_norms": _max_row_norms, "_project": _project, "_log2_units": _log2_units,
+                    "_finite_bound": _finite_bound,
                     "_unshifted_limit": _unshifted_limit, "_padding_term": _padding_term,
                     "_no_empty_rows": _no_empty_rows}
 _fused_count = itertools.count()
@@ -397,8 +416,8 @@ def _fused_source(model: MultiHeadAttention) -> str:
            f"    KV = {source}"]
     if terms:
         out += ["    # the additive term on the scores before the softmax: " + "; ".join(c for c, _ in terms),
-                "    T = multiply(" + " + ".join(code for _, code in terms) + f", {LOG2E!r})  # in units of log2, "
-                "as the scores",
+                "    T = _log2_units(" + " + ".join(code for _, code in terms) + ")  # in units of log2, as the "
+                "scores",
                 "    _no_empty_rows(T, 'every head')  # a row with every key masked is an error, not nan",
                 "    T_bound = _finite_bound(T)  # the largest |T| of its finite entries"]
     else:

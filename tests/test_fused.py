@@ -292,7 +292,7 @@ def test_key_value_source_and_additive_term_are_single_places():
     assert [line for line in code if line.startswith("    KV = ")] == ["    KV = X"]
     assert sum("_project(KV, W)" in line for line in code) == 2  # keys and values read KV only
     assert [line.strip() for line in code if re.search(r"\bT\b", line)] == [
-        "T = multiply(_causal_term(X.shape[-2], KV.shape[-2], dtype), 1.4426950408889634)",
+        "T = _log2_units(_causal_term(X.shape[-2], KV.shape[-2], dtype))",
         "_no_empty_rows(T, 'every head')",
         "T_bound = _finite_bound(T)",
         "def attend(X, KV, T, out):", "add(S, T, out=S)", "return _over_batches(attend, 8, dtype, X, KV, T)"]
@@ -300,10 +300,9 @@ def test_key_value_source_and_additive_term_are_single_places():
     # cross-attention reads its keys and values from Y, and a mask is one more term of T
     cross = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, n_kv=5, mask="additive").lambdify().source)
     assert [line for line in cross if line.startswith("    KV = ")] == ["    KV = Y"]
-    assert ("    T = multiply(_causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False), "
-            "1.4426950408889634)") in cross
+    assert "    T = _log2_units(_causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False))" in cross
     padded = _code(MultiHeadAttention(None, 8, 4, mask="key_padding").lambdify().source)
-    assert "    T = multiply(_padding_term(m, dtype), 1.4426950408889634)" in padded
+    assert "    T = _log2_units(_padding_term(m, dtype))" in padded
 
 
 def test_head_pairs_are_read_off_the_steps():
@@ -359,3 +358,22 @@ def test_projection_is_one_product_over_the_batch_and_never_copies_a_broadcast_o
     # a transposed (non-contiguous) operand gives the same numbers
     C = np.swapaxes(rng.normal(size=(3, 5, 4)), -1, -2)
     assert np.allclose(_project(C, W), C @ W)
+
+
+def test_a_mask_filled_with_the_smallest_float_is_finite_not_minus_infinity():
+    """Hugging Face-style masks hold finfo.min: a large finite number, not -inf; in units of log2 it must stay finite
+    (a row of them is uniform, as in the step-wise code), and so must a large positive entry."""
+    model = MultiHeadAttention(None, 4, 2, mask="additive")
+    f = model.lambdify()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 4))
+    W = {k: rng.normal(size=(2, 4, 2)) for k in ("W_Q", "W_K", "W_V")}
+    for dtype in (np.float64, np.float32):
+        lo = np.finfo(dtype).min
+        args = {"X": X.astype(dtype), **{k: v.astype(dtype) for k, v in W.items()}, "W_O": np.eye(4, dtype=dtype)}
+        for M in (np.array([[0, lo, lo], [lo, lo, lo], [0, 0, 0]], dtype),
+                  np.array([[0, 0.8 * np.finfo(dtype).max, 0], [0, 0, 0], [0, 0, 0]], dtype)):
+            fused = f(**args, mask=M)
+            stepwise, steps = f(**args, mask=M, steps=True)
+            np.testing.assert_allclose(fused, stepwise, rtol=1e-5, atol=1e-6)
+        assert np.allclose(steps["A_1"][..., 0, :], [0, 1, 0])

@@ -251,7 +251,7 @@ def test_generated_source_with_a_scale_of_two():
     fused = "\n".join(_code(f.source))
     # the scale 2 times log2(e) (the softmax takes exp2), and the causal term in the same units
     assert "W *= 2.8853900817779268" in fused
-    assert "T = multiply(_causal_term(X.shape[-2], KV.shape[-2], dtype), 1.4426950408889634)" in fused
+    assert "T = _log2_units(_causal_term(X.shape[-2], KV.shape[-2], dtype))" in fused
     assert "add(S, T, out=S)" in fused
     stepwise = inspect.getsource(f._compiled({}, True)[1].function).splitlines()
     assert "    S_scaled_1 = 2.0 * S_1" in stepwise
