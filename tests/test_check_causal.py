@@ -80,6 +80,17 @@ BASE = "We use n = 3 tokens, d_model = 6 and h = 3 heads.\n\n"
      "assumed", None),
     # a query matrix's rows sum to anything: nothing is contradicted
     (r"Q_1 = \begin{bmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 3 \end{bmatrix}", "assumed", None),
+    # rows written with fewer decimals than others round more: 0.33 x 3 = 0.99, 0.3 x 3 = 0.9 (review)
+    (r"A_1 = \begin{bmatrix} 0.5 & 0.25 & 0.25 \\ 0.33 & 0.33 & 0.33 \\ 0.167 & 0.333 & 0.5 \end{bmatrix}",
+     "assumed", None),
+    (r"A_1 = \begin{bmatrix} 0.3 & 0.3 & 0.3 \\ 0.25 & 0.5 & 0.25 \\ 0.1 & 0.2 & 0.7 \end{bmatrix}",
+     "assumed", None),
+    # exact fractions are not rounded: a row of three halves sums to 3/2
+    (r"A_1 = \begin{bmatrix} 1/2 & 1/4 & 1/4 \\ 1/3 & 1/3 & 1/3 \\ 1/2 & 1/2 & 1/2 \end{bmatrix}", "wrong", "1"),
+    # "is not": a true statement, nothing to contradict; percentages are not summed
+    (r"A_1 \neq \begin{bmatrix} 0.5 & 0.5 & 0.5 \\ 0.5 & 0.5 & 0.5 \\ 0.5 & 0.5 & 0.5 \end{bmatrix}", "assumed", None),
+    (r"A_1 = \begin{bmatrix} 50\% & 30\% & 20\% \\ 20\% & 50\% & 30\% \\ 10\% & 20\% & 70\% \end{bmatrix}",
+     "assumed", None),
 ])
 def test_stated_weights_against_input_free_facts(matrix, status, expected):
     finding = [f for f in check_text(BASE + "$$" + matrix + "$$\n", "m.md").findings if f.line == 3]

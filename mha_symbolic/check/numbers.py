@@ -214,26 +214,46 @@ def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix) -> Immuta
     return None
 
 
+def _row_slack(tex: str, rows: int, cols: int, places: int | None) -> list[Any]:
+    """How far each stated row's sum may be from the exact one by rounding alone: half a unit in the last written
+    place of each entry (read from the matrix's text, percentages in hundredths), or -- when the text's numbers do
+    not line up with the entries -- half a unit in the first decimal of each (lenient: a false alarm is worse)."""
+    from sympy import Rational
+
+    numbers = re.findall(r"(?<![\w.])-?\d+(?:\.(\d+))?(\s*\\?%)?", tex)
+    if places is None and not any(d for d, _ in numbers):
+        return [Rational(0)] * rows  # exact numbers (1, 0, 1/2): no rounding
+    if len(numbers) != rows * cols:
+        return [Rational(cols, 20)] * rows
+    half = [Rational(1, 2) / 10 ** len(d) / (100 if pct else 1) for d, pct in numbers]
+    return [sum(half[r * cols:(r + 1) * cols], Rational(0)) for r in range(rows)]
+
+
 def _input_free_contradiction(V: ImmutableMatrix, stated: ImmutableMatrix, name: str,
-                               places: int | None) -> Verdict3 | None:
+                              places: int | None, stated_tex: str = "") -> Verdict3 | None:
     """A stated matrix against what its step is whatever the inputs the document leaves open: an entry the
     model's steps make a constant (0 above the diagonal under a causal mask), and a row sum that is a constant
     (1 for attention weights, whose entries are ``e^s_ab / sum_c e^s_ac``), computed from the step's own
-    expression.  ``None`` when nothing contradicts (or the matrix is too large to sum symbolically)."""
-    from sympy import Add, Rational, cancel, fraction, together
+    expression, within the rounding of the stated entries.  ``None`` when nothing contradicts (or the matrix is
+    too large to sum symbolically, or a stated entry is not a plain number)."""
+    from sympy import Add, cancel, fraction, together
 
     if V.shape != stated.shape or V.rows * V.cols > 64:
+        return None
+    try:
+        given = [float(as_sympy(y).evalf()) for y in stated]
+    except (TypeError, ValueError):
         return None
     for idx, (x, y) in enumerate(zip(V, stated, strict=True)):
         x = as_sympy(x)
         if x.is_number and not agrees(x, y, places):
             r, c = divmod(idx, V.cols)
-            said = f"{float(y):.{places}f}" if places is not None and as_sympy(y).is_number else str(y)
+            said = f"{given[idx]:.{places}f}" if places is not None else str(y)
             return ("wrong", f"entry ({r + 1}, {c + 1}) of {name} is {x} whatever the inputs (computed from the "
                     f"model's steps); the document states {said}", str(x), "computed")
     if V.cols < 2:
         return None
-    slack = Rational(0) if places is None else Rational(V.cols, 2) / 10**places  # each entry rounded to `places`
+    slack = _row_slack(stated_tex, V.rows, V.cols, places)
     for r in range(V.rows):
         entries = [as_sympy(x) for x in V.row(r) if as_sympy(x) != 0]  # a masked weight is 0: no denominator
         if not entries or not all(x.is_Mul or x.is_Pow or x.is_number for x in entries):
@@ -244,9 +264,9 @@ def _input_free_contradiction(V: ImmutableMatrix, stated: ImmutableMatrix, name:
         total = cancel(together(Add(*(num for num, _ in parts)) / parts[0][1]))
         if not total.is_number:
             return None
-        given = sum(stated.row(r))
-        if abs(as_sympy(given) - total) > slack + Rational(1, 10**12):
-            said = f"{float(given):.{places}f}" if places is not None else str(given)
+        row_sum = sum(given[r * V.cols:(r + 1) * V.cols])
+        if abs(row_sum - float(total)) > float(slack[r]) + 1e-12:
+            said = f"{row_sum:.{places}f}" if places is not None else f"{row_sum:g}"
             return ("wrong", f"every row of {name} sums to exactly {total} whatever the inputs (computed from the "
                     f"model's steps); row {r + 1} of the stated matrix sums to {said}", str(total), "computed")
     return None
@@ -298,7 +318,9 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 continue
             missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
             if missing or any(not as_sympy(x).is_number for x in V):
-                contradiction = _input_free_contradiction(V, stated, tex[i], places)
+                relation = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]
+                contradiction = (_input_free_contradiction(V, stated, tex[i], places, tex[k])
+                                 if relation in ("eq", "approx") else None)
                 if contradiction is not None:
                     verdicts.append(contradiction)
                     continue
