@@ -150,27 +150,47 @@ def judge_mask_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | 
     return None
 
 
-CAUSAL_WORDS = re.compile(r"\bcausal|\blook-?\s*ahead|\bfuture\s+(?:tokens?|positions?)|\bautoregressive|"
-                          r"\btriang", re.I)
+CAUSAL_WORDS = re.compile(
+    r"\bcausal\b(?:\s*\([^)]{0,30}\))?\s+(?:mask|masking|attention|self-attention|decoder|model|language|transformer)"
+    r"|\blook-?\s*ahead\s+mask|\bmasked\s+self-attention|\bsubsequent\s+mask|\bdecoder\s+(?:mask|self-attention)"
+    r"|\bautoregressive\s+(?:mask|masking|attention|decoder)|\bcausal(?:ly)?\s+masked|\bmasking\s+(?:of\s+)?future",
+    re.I)
+# a sentence about another attention than the causal one, or about the weights in another layout
+_NOT_CAUSAL = re.compile(r"\bencoder\b|\bwithout\s+(?:a\s+|any\s+|the\s+)?mask|\bno\s+mask|\bunmasked\b|\bbidirectional"
+                         r"|\bBERT\b|\bnon-?causal|\btranspos|\bkey\s*[x×]\s*query|\bcolumn[- ]wise|\bthis\s+layout"
+                         r"|\bcolumns?\s+(?:are|as)\s+(?:the\s+)?(?:queries|tokens)", re.I)
+_CUE = re.compile(r"\bmask|\bcan\s+only\b|\bonly\s+(?:see|attend|look)|\bcausal|\bfuture", re.I)
 _WEIGHTS = r"(?:weights?|probabilit(?:y|ies))"
+_ABOUT_WEIGHTS = re.compile(r"\bweights?\b|\bprobabilit|\battention\s+(?:matrix|map|pattern)|\b(?:of|in)\s+A\b", re.I)
+_ABOUT_OTHER = re.compile(r"\bmask(?:'s)?\s+(?:is|are|has|matrix|entries|values|itself|sets|puts|places|contains|holds)"
+                          r"|\b(?:entries|values)\s+of\s+(?:the\s+)?(?:mask|M)\b|-\s*\\?inf|−\s*∞|∞|\bscores?\b"
+                          r"|\blogits?\b", re.I)
 _VERB = r"(?:is|are|equals?|becomes?|gets?|receives?|(?:is|are)\s+set\s+to|set\s+to|stays?|remains?)"
 _VALUE = (r"(?:exactly\s+|all\s+|identically\s+|equal\s+to\s+|a\s+weight\s+of\s+|weight\s+)?"
-          r"(-?\d+(?:\.\d+)?(?![\w.]*\s*[-+*/^(])|zeros?\b)")
+          r"(-?\d+(?:\.\d+)?(?:\s*%)?(?![eE][-+]?\d)(?![\w.]*\s*[-+*/^(])(?!\.\d)|zeros?\b)")
 _DIAGONAL = r"(above|below|under|over)\s+the\s+(?:main\s+)?diagonal\b"
-_SIDE = re.compile(rf"\b{_DIAGONAL}[^.;]*?\b{_WEIGHTS}\b[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
+_SIDE = re.compile(rf"\b{_DIAGONAL}[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
                    rf"\b{_WEIGHTS}\b[^.;\d]*?\b{_DIAGONAL}[^.;\d]*?\b{_VERB}\s+{_VALUE}|"
                    rf"\b(upper|lower)[- ]triang\w*[^.;\d]*?\b{_VERB}\s+{_VALUE}", re.I)
-_FIRST = re.compile(rf"\bfirst\s+(?:token|query|row|position|word)\b[^.;]*?\b(?:itself|own)\b[^.;\d]*?"
-                    rf"(?:weight|probability)\b[^.;\d]*?(?:A_?\{{?1,?\s*1\}}?\s*=\s*)?{_VALUE}", re.I)
+_CLAUSE = re.compile(r"[,;:]|\s(?:and|so|while|but|whereas|hence|thus|which)\s", re.I)
+_FIRST = re.compile(
+    rf"\bfirst\s+(?:token|query|row|position|word)\b[^.;]*?"
+    rf"(?:\b(?:weight|probability)\s+(?:on|to|for)\s+itself\s+(?:is\s+|of\s+|equals?\s+|=\s*)?(?:A_?\{{?1,?\s*1\}}?\s*=\s*)?"
+    rf"|\b(?:self-weight|own\s+weight|self-attention\s+weight)\s+(?:is\s+|of\s+|equals?\s+|=\s*)?"
+    rf"|\bgives?\s+(?:a\s+)?weight\s+(?:of\s+)?(?=[-\d.]+\s*%?\s+to\s+itself)"
+    rf"|\bitself,?\s+with\s+(?:a\s+)?(?:weight|probability)\s+(?:of\s+)?)"
+    rf"{_VALUE}", re.I)
 _ONLY_ITSELF = re.compile(r"\b(first|last|final)\s+(?:token|query|row|position|word)\b[^.;]*?\bonly\s+"
                           r"(?:attends?|sees?|looks?|see|attend)\s+(?:to\s+|at\s+)?itself\b", re.I)
 _ROWS = re.compile(rf"\b(?:(?:each|every|all)\s+rows?|rows?\s+(\d+))\b[^.;\d]*?\b(?:sums?|adds?\s+up)\s+to\s+"
                    rf"{_VALUE}", re.I)
 _COUNT = re.compile(r"(?<![\w.])(\d+)\s+(?:out\s+)?of\s+(?:the|all|its)?\s*(\d+)\s+(?:attention\s+)?"
-                    r"(?:weights|entries|scores|positions|pairs)\b[^.;]*?\b(?:masked|zero(?:ed)?|hidden|blocked)|"
-                    r"\bout\s+of\s+(?:the|all)?\s*(\d+)\s+(?:attention\s+)?(?:weights|entries),?\s+(\d+)\s+(?:are|get)\b"
-                    r"[^.;\d]*?\b(?:masked|zero(?:ed)?|hidden|blocked)|"
+                    r"(?:weights|entries|scores|positions|pairs)\b([^.;]*)|"
+                    r"\bout\s+of\s+(?:the|all)?\s*(\d+)\s+(?:attention\s+)?(?:weights|entries),?\s+(\d+)\s+([^.;]*)|"
                     r"\b(?:mask\w*|remov\w*|zero\w*|hid\w*|block\w*)\s+(?:out\s+)?(\d+)\s+of\s+them\b", re.I)
+_KEPT = re.compile(r"\bnon-?\s?zero|\bnot\s+(?:masked|zero)|\bunmasked|\bkept\b|\bsurviv|\bvisible|\ballowed|\bremain",
+                   re.I)
+_GONE = re.compile(r"\bmasked|\bzero|\bhidden|\bblocked|\bremoved", re.I)
 
 
 def _causal_weights(doc: DocumentModel) -> ImmutableMatrix:
@@ -184,27 +204,48 @@ def _causal_weights(doc: DocumentModel) -> ImmutableMatrix:
 
 
 def _number(text: str) -> str:
-    """A stated value as digits: ``zero``/``zeros`` is 0."""
-    return "0" if text.lower().startswith("zero") else text
+    """A stated value as digits: ``zero``/``zeros`` is 0, ``100%`` is 1.00.
+
+    >>> _number("zeros"), _number("100%"), _number("12.5 %"), _number("0.25")
+    ('0', '1.00', '0.125', '0.25')
+    """
+    t = text.strip().lower()
+    if t.startswith("zero"):
+        return "0"
+    if t.endswith("%"):
+        digits = t.rstrip("% ")
+        places = len(digits.split(".")[1]) if "." in digits else 0
+        return f"{float(Fraction(digits) / 100):.{places + 2}f}"
+    return text
+
+
+def _clauses(s: str) -> list[str]:
+    """The clauses of a sentence about the weights: split at punctuation and conjunctions; a clause that speaks of
+    the mask, the scores or -inf (and of no weights) is left out."""
+    parts = [c.strip() for c in _CLAUSE.split(s) if c and c.strip()]
+    return [c for c in parts if _ABOUT_WEIGHTS.search(c) and not _ABOUT_OTHER.search(c)]
 
 
 def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | None, str] | None:
     """The verdict on a sentence about the causal mask's weights, or None when it states nothing of the kind.
 
-    The sentence is read when it names the causal mask, or when the document does (``doc.causal_text``)."""
+    A sentence about which triangle of the weights is 0 is read in a document on the causal mask
+    (``doc.causal_text``) or when it names the mask; one about the first or last token, counts or rows only when
+    it names the mask itself ("mask", "causal", "can only see").  A sentence about an encoder, an unmasked model
+    or the weights in another layout (transposed, key x query) is not read."""
     from .prose import _plain
 
     s = _plain(text)
-    if not (doc.causal_text or CAUSAL_WORDS.search(s) or
-            re.search(r"\bdiagonal\b[^.;]*\bmask|\bmask\w*\b[^.;]*\bdiagonal", s, re.I)):
+    named = bool(CAUSAL_WORDS.search(s) or _CUE.search(s))
+    if not (doc.causal_text or named) or _NOT_CAUSAL.search(s):
         return None
-    side, first, alone = _SIDE.search(s), _FIRST.search(s), _ONLY_ITSELF.search(s)
-    rows, count = _ROWS.search(s), _COUNT.search(s)
+    side = next((m for c in _clauses(s) for m in [_SIDE.search(c)] if m), None)
+    first = _FIRST.search(s) if named else None
+    alone = _ONLY_ITSELF.search(s) if named else None
+    rows = _ROWS.search(s)
+    count = _COUNT.search(s) if named else None
     if not (side or first or alone or rows or count):
         return None
-    if side and not re.search(r"\bweights?\b|\bprobabilit|\battention\s+(?:matrix|map|pattern)|\b(?:of|in)\s+A\b",
-                              s, re.I):
-        return None  # the scores before the softmax, or the mask's own entries (True, -inf), not the weights
     try:
         A = _causal_weights(doc)
     except (MHASymbolicError, ValueError, TypeError) as e:
@@ -252,19 +293,27 @@ def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str 
         value = sums.pop()
         said = f"every row of the causal weights sums to exactly {value} ({where})"
         return verdict(_agrees(value, _number(rows.group(2))), said, value)
+    assert count is not None
     if as_int(doc.model().dims.n) != n:
         return None  # a count needs the document's own n
     zeros = sum(1 for x in A if simplify(x) == 0)
     if count.group(1) is not None:
-        masked, total = int(count.group(1)), int(count.group(2))
-    elif count.group(3) is not None:
-        total, masked = int(count.group(3)), int(count.group(4))
+        stated_count, total, rest = int(count.group(1)), int(count.group(2)), count.group(3)
+    elif count.group(4) is not None:
+        total, stated_count, rest = int(count.group(4)), int(count.group(5)), count.group(6)
     else:
-        total, masked = n * n, int(count.group(5))  # "removes 8 of them": of the n^2 weights
+        total, stated_count, rest = n * n, int(count.group(7)), "masked"  # "removes 8 of them": of the n^2 weights
     if total != n * n:
         return None
+    head = re.split(r"\s(?:and|but|while)\s|[,;]", rest, maxsplit=1)[0]  # "10 of 16 are kept and 6 are masked"
+    if _KEPT.search(head):
+        kept = n * n - zeros
+        said = f"{kept} of the {n * n} causal weights are not masked: n(n+1)/2 with n = {n} ({where})"
+        return verdict(stated_count == kept, said, kept)
+    if not _GONE.search(head):
+        return None
     said = f"{zeros} of the {n * n} causal weights are exactly 0: n(n-1)/2 with n = {n} ({where})"
-    return verdict(masked == zeros, said, zeros)
+    return verdict(stated_count == zeros, said, zeros)
 
 
 def mask_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
