@@ -68,6 +68,16 @@ def test_bottleneck_theorem_of_cross_attention_is_about_min_n_n_kv():
     assert bottleneck_theorem(MultiHeadAttention(4, 8, 2, kv_heads=1)).statement == bottleneck_theorem().statement
 
 
+def test_bottleneck_theorem_with_an_additive_mask_is_refuted_by_the_mask():
+    """M is an input: M = log P attains every P (review).  The witness is computed by exact evaluation."""
+    claim = bottleneck_theorem(MultiHeadAttention(3, 4, 2, mask="additive"))
+    assert claim.verdict == "false: counterexample" and claim.kind == "exact counterexample"
+    assert claim.reasoning[1].endswith("(computed exactly: equal).")
+    # a key-padding mask of ones is the unmasked softmax: the theorem stands
+    assert bottleneck_theorem(MultiHeadAttention(3, 4, 2, mask="key_padding")).verdict == \
+        "true: proof for symbolic sizes"
+
+
 def test_low_rank_bottleneck_certificates():
     below = low_rank_bottleneck(4, 2)  # d_k <= n - 2: log P has certified full rank
     assert below.certificate is not None and below.certificate.excludes_zero and below.certificate.size == 4

@@ -193,6 +193,8 @@ def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int
 
     base = MultiHeadAttention() if model is None else model
     general = base.generalised()  # the same variant at symbolic sizes
+    if general.mask == "additive":
+        return _additive_mask_attains(general)
     step = general.steps["S'_i"]
     scores = step.expr
     bound = rank_bound(scores, general.dims).bound
@@ -231,7 +233,7 @@ def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int
                  f"{'all hold' if all(checks) else 'FAILED'}).")
         fourth = "rank(log P + c 1^T) >= rank(log P) - 1 = n - 1 > d_k when d_k <= n - 2: no weights attain P."
         fifth = "At d_k = n - 1 the rank argument refutes nothing (det(log P + c 1^T) is affine in c): undecided there."
-        statement = "d_k < n: some positive row-stochastic P is attained by no weights"
+        statement = "d_k <= n - 2: some positive row-stochastic P is attained by no weights"
         scope = "d_k <= n - 2 (proof for every n); undecided at d_k = n - 1"
         instance = {"bound": bound}
     reasoning = (
@@ -247,3 +249,28 @@ def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int
         verdict="true: proof for symbolic sizes" if holds else "undecided",
         reasoning=reasoning, instance=instance, kind="proof", certificate=None, scope=scope if holds else "",
     )
+
+
+def _additive_mask_attains(general: MultiHeadAttention) -> RankClaim:
+    """With an additive mask ``M`` among the inputs, ``softmax(S' + M)`` reaches every positive row-stochastic
+    ``P``: ``W_Q = 0`` makes ``S' = 0`` and ``M = log P`` does the rest.  Exhibited exactly at ``n = 3``,
+    ``d_k = 1 = n - 2``, ``P = softmax(I_3)`` -- the matrix the theorem without a mask shows unattainable."""
+    from sympy import simplify
+
+    model = MultiHeadAttention(3, 2, 1, d_k=1, d_v=1, mask="additive", causal=general.causal)
+    P = explicit_softmax(eye(3), general.causal)
+    E = model.evaluate(X=[[1, 0], [0, 1], [1, 1]], W_Q=[[[0], [0]]], W_K=[[[1], [1]]], W_V=[[[1], [1]]],
+                       W_O=[[1, 0]], mask=eye(3).tolist())
+    attained = (ImmutableMatrix(E["A_1"]) - P).applyfunc(simplify) == zeros(3, 3)
+    reasoning = (
+        "The model adds a mask M to the scores, and M is an input: softmax(S' + M) with S' = 0 (W_Q = 0) and "
+        "M = log P is P, for every positive row-stochastic P: the rank of S' limits nothing.",
+        "Exhibited exactly: n = 3, d_k = 1 = n - 2, W_Q = 0, M = I_3 gives A_1 = softmax(I_3)"
+        + (" (computed exactly: equal)." if attained else " -- NOT reproduced by exact evaluation."),
+    )
+    return RankClaim(
+        statement="d_k <= n - 2: some positive row-stochastic P is attained by no weights (with an additive mask M)",
+        verdict="false: counterexample" if attained else "undecided",
+        reasoning=reasoning, instance={"P": P, "M": eye(3)}, kind="exact counterexample", certificate=None,
+    )
+
