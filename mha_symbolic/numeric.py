@@ -237,11 +237,30 @@ def _over_batches(attend: Callable[..., np.ndarray], width: int, dtype: Any, *op
     per = max(1, CHUNK_ROWS // rows)
     if count <= per:
         return attend(*operands, None)
-    flat = [a.reshape((count, *a.shape[-2:])) for a in operands]
+    # an operand broadcast over some batch axes and not others (two Y for a (32, 2) batch of X) is gathered chunk
+    # by chunk: flattening its batch axes would copy it once per batch element; one broadcast over all of them
+    # (one mask for every X) flattens to a view
+    broadcast = [not _flat_view(a, len(lead)) and 0 in a.strides[:-2] for a in operands]
+    flat = [a if b else a.reshape((count, *a.shape[-2:])) for a, b in zip(operands, broadcast, strict=True)]
     out = np.empty((count, rows, width), dtype)
     for start in range(0, count, per):
-        attend(*(a[start:start + per] for a in flat), out[start:start + per])
+        where = tuple(np.unravel_index(np.arange(start, min(start + per, count)), lead))
+        attend(*(a[where] if b else a[start:start + per] for a, b in zip(flat, broadcast, strict=True)),
+               out[start:start + per])
     return out.reshape((*lead, rows, width))
+
+
+def _flat_view(a: np.ndarray, axes: int) -> bool:
+    """Can the first ``axes`` axes of ``a`` be merged into one without a copy (equal steps between them)?
+
+    >>> x = np.zeros((2, 3, 4))
+    >>> _flat_view(x, 2), _flat_view(np.broadcast_to(x[0], (5, 3, 4)), 1)
+    (True, True)
+    >>> _flat_view(np.broadcast_to(x, (5, 2, 3, 4)), 2)  # steps 0, then 96 bytes: a copy
+    False
+    """
+    kept = [(st, sh) for st, sh in zip(a.strides[:axes], a.shape[:axes], strict=True) if sh != 1]
+    return all(outer == inner * size for (outer, _), (inner, size) in zip(kept, kept[1:], strict=False))
 
 
 def _causal_term(rows: int, cols: int, dtype: Any) -> np.ndarray:

@@ -377,3 +377,22 @@ def test_a_mask_filled_with_the_smallest_float_is_finite_not_minus_infinity():
             stepwise, steps = f(**args, mask=M, steps=True)
             np.testing.assert_allclose(fused, stepwise, rtol=1e-5, atol=1e-6)
         assert np.allclose(steps["A_1"][..., 0, :], [0, 1, 0])
+
+
+def test_an_operand_broadcast_over_the_batch_is_not_copied_per_element(monkeypatch):
+    """Two Y for 32 x 2 chunked X: flattening the batch axes (32, 2) of Y's broadcast (stride 0, then not) copies Y
+    32 times (8 MiB here, review)."""
+    model = MultiHeadAttention(None, 64, 4, n_kv=256)
+    f = model.lambdify()
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(32, 2, 16, 64)), rng.normal(size=(2, 256, 64))
+    W = {k: rng.normal(size=(4, 64, 16)) / 8 for k in ("W_Q", "W_K", "W_V")}
+    monkeypatch.setattr(numeric, "CHUNK_ROWS", 32)  # two batch elements per chunk: 32 chunks
+    f(X[:1], **W, W_O=np.eye(64), Y=Y)  # compiled
+    tracemalloc.start()
+    out = f(X, **W, W_O=np.eye(64), Y=Y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 32 * 2 * 256 * 64 * 8 / 4  # well under one copy of Y per batch element
+    want = np.stack([f(X[i], **W, W_O=np.eye(64), Y=Y) for i in (0, 17, 31)])
+    np.testing.assert_allclose(out[[0, 17, 31]], want, rtol=1e-13)
