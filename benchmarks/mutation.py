@@ -191,7 +191,9 @@ def run_mutmut(globs: list[str], max_children: int, log: Path) -> int:
     print("$", " ".join(shown), flush=True)
     log.parent.mkdir(exist_ok=True)
     # tests needing ../shared/seeds (absent from mutants/) skip with their reason instead of failing the clean run
-    env = dict(os.environ, PYTHONUNBUFFERED="1", MHA_ALLOW_MISSING_SEEDS="1")
+    # OMP_NUM_THREADS=1: torch's OpenMP pool deadlocks in mutmut's forked workers (scaled_dot_product_attention in
+    # the variant tests), which turned mutants into false timeouts
+    env = dict(os.environ, PYTHONUNBUFFERED="1", MHA_ALLOW_MISSING_SEEDS="1", OMP_NUM_THREADS="1")
     with open(log, "w", encoding="utf-8") as f:
         r = subprocess.run(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, env=env)
     return r.returncode

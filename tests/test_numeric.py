@@ -217,3 +217,27 @@ def test_finiteness_check_is_exact_where_the_sum_of_squares_overflows():
     with pytest.raises(InputError, match=r"X contains NaN or inf \(first at index \(1, 0\)\)"):
         MultiHeadAttention(None, 2, 1).lambdify()(np.array([[3e19, 0.0], [np.inf, 1.0]], np.float32),
                                                    W_Q=[np.eye(2)], W_K=[np.eye(2)], W_V=[np.eye(2)], W_O=np.eye(2))
+
+
+# ----- messages a mutation sample found unchecked (each names what was wrong and where) ----------------------
+_I = np.eye(2)
+
+
+@pytest.mark.parametrize("model, kwargs, entrywise, error, message", [
+    (MultiHeadAttention(2, 2, 1, n_kv=2), {"Y": _I}, True, InputError,
+     r"^the entry-wise function covers self-attention without masks; use lambdify\(\)$"),
+    (MultiHeadAttention(2, 2, 1, mask="additive"), {"mask": [[0.0, 0.0], [0.0]]}, False, InputError,
+     r"^M \(the additive mask\) is ragged: its rows have different lengths$"),
+    (MultiHeadAttention(2, 2, 1), {"Y": _I}, False, InputError,
+     r"^Y given, but the model is self-attention \(keys and values from X\)"),
+])
+def test_input_messages(model, kwargs, entrywise, error, message):
+    f = model.lambdify(entrywise=entrywise)
+    with pytest.raises(error, match=message):
+        f(_I, [_I], [_I], [_I], _I, **kwargs)
+
+
+def test_batch_shapes_that_do_not_broadcast_name_X_and_Y():
+    f = MultiHeadAttention(2, 2, 1, n_kv=2).lambdify()
+    with pytest.raises(ShapeError, match=r"X \(3,\), Y \(4,\)"):
+        f(np.zeros((3, 2, 2)), [_I], [_I], [_I], _I, Y=np.zeros((4, 2, 2)))
