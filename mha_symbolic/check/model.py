@@ -257,6 +257,12 @@ class DocumentModel:
             self.convention = convention
             self._model = self._table = None
 
+    def use_causal(self, causal: bool) -> None:
+        """The document's worked example is causal (or, again, not): its model applies the causal mask."""
+        if causal != self.causal:
+            self.causal = causal
+            self._model = self._table = None
+
     def bind_dim(self, name: str, value: int) -> None:
         self.dims[name] = int(value)
         self.bound_in[name] = self.section

@@ -202,7 +202,7 @@ def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix) -> Immuta
     """The value of ``s`` under the causal mask when ``stated`` has its pattern of exact zeros (a masked weight is
     0, an attended one is not); the document's model is causal from then on (its worked example is a masked one).
     ``None``, and the model unchanged, otherwise."""
-    doc.causal, doc._model, doc._table = True, None, None
+    doc.use_causal(True)
     try:
         V = _value(doc, s)
         if V.shape == stated.shape and all(as_sympy(x).is_number for x in V) and any(x == 0 for x in V) and \
@@ -210,7 +210,7 @@ def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix) -> Immuta
             return V
     except MHASymbolicError:
         pass
-    doc.causal, doc._model, doc._table = False, None, None
+    doc.use_causal(False)
     return None
 
 
@@ -288,6 +288,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     for i, s in enumerate(sides):
         if i == k or _literal(s) is not None:
             continue
+        op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]  # the relation to the stated side
         key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
         is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
                                         or key in ("m", "M") and doc.mask is not None)
@@ -318,9 +319,8 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 continue
             missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
             if missing or any(not as_sympy(x).is_number for x in V):
-                relation = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]
                 contradiction = (_input_free_contradiction(V, stated, tex[i], places, tex[k])
-                                 if relation in ("eq", "approx") else None)
+                                 if op in ("eq", "approx") else None)
                 if contradiction is not None:
                     verdicts.append(contradiction)
                     continue
@@ -330,7 +330,6 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
                                  "computed"))
                 continue
-        op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]
         if V.shape != stated.shape and stated_shape is not None:
             verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "
                              f"{stated.cols}", shown(V, places), "computed"))
