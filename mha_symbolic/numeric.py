@@ -333,6 +333,23 @@ def _log2_units(T: np.ndarray) -> np.ndarray:
     return out
 
 
+class _NotFinite(InputError):
+    """Raised by the fused code's :func:`_finite`; the caller replaces it with the error naming the input."""
+
+
+def _finite(a: np.ndarray) -> None:
+    """:class:`_NotFinite` unless every entry of ``a`` (an input, or the fused code's copy of weights) is finite.
+
+    >>> _finite(np.ones(3))
+    >>> _finite(np.array([1.0, np.inf]))
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.numeric._NotFinite: an input contains NaN or inf
+    """
+    if not _all_finite(a):
+        raise _NotFinite("an input contains NaN or inf")
+
+
 def _max_row_norms(A: np.ndarray) -> list[float]:
     """Each head's largest row norm: ``A`` is ``(..., rows, heads, width)``; the maximum over rows and batch.
 
@@ -371,7 +388,7 @@ _FUSED_NAMESPACE: dict[str, Any] = {"result_type": np.result_type, "concatenate"
                                     "multiply": np.multiply, "add": np.add,
                     "_over_batches": _over_batches, "_causal_term": _causal_term,
                     "_max_row_norms": _max_row_norms, "_project": _project, "_log2_units": _log2_units,
-                    "_finite_bound": _finite_bound,
+                    "_finite_bound": _finite_bound, "_finite": _finite,
                     "_unshifted_limit": _unshifted_limit, "_padding_term": _padding_term,
                     "_no_empty_rows": _no_empty_rows}
 _fused_count = itertools.count()
@@ -456,6 +473,7 @@ def _fused_source(model: MultiHeadAttention) -> str:
         if split:
             out += [f"        # every {what} in one batched product, into the columns of {kind}",
                     f"        W = stack([{weights}], dtype=dtype)",
+                    f"        _finite(W)  # NaN or inf in W_{kind}: an error (the caller names the entry)",
                     *([f"        W *= {factor!r}  # the scale on the scores times log2(e), folded into the "
                        "queries: the softmax takes exp2"] if factor != 1 else []),
                     f"        {kind} = empty({source}.shape[:-1] + ({heads * cols},), dtype)",
@@ -464,11 +482,15 @@ def _fused_source(model: MultiHeadAttention) -> str:
         else:
             out += [f"        # every {what} in one product: {source} [W_{kind}^1 ... W_{kind}^{heads}]",
                     f"        W = concatenate([{weights}], axis=-1, dtype=dtype)",
+                    f"        _finite(W)  # NaN or inf in W_{kind}: an error (the caller names the entry)",
                     *([f"        W *= {factor!r}  # the scale on the scores times log2(e), folded into the "
                        "queries: the softmax takes exp2"] if factor != 1 else []),
                     f"        {kind} = _project({source}, W)  # (..., n, {heads} x {cols}): one product over the "
                     "batch too"]
         out.append("        del W")
+        if kind == "Q" or kind == "K" and model.cross:
+            read = "X" if kind == "Q" else "Y"
+            out.append(f"        _finite({source})  # NaN or inf in {read} (just read: in cache)")
         if model.bias:
             out += [f"        b = concatenate([{', '.join(names[f'b_{kind}'])}], dtype=dtype)",
                     *([f"        b *= {factor!r}"] if factor != 1 else []),
@@ -510,6 +532,7 @@ def _fused_source(model: MultiHeadAttention) -> str:
         out.append("        Output = _project(Concat, W_O, out=K if out is None else out)  # over K, no longer needed")
     else:
         out.append("        Output = _project(Concat, W_O, out=out)")
+    out.append(f"        _finite({names['W_O'][0]})  # NaN or inf in W_O (just read: in cache)")
     if model.bias:
         out.append("        Output += b_O")
     out += ["        return Output",
@@ -567,8 +590,10 @@ class NumericMHA:
 
     def __call__(self, X: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any, *, Y: Any = None, mask: Any = None,
                  b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None, steps: bool = False) -> Any:
-        arrays = _validate(self.model, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, b_Q=b_Q, b_K=b_K, b_V=b_V,
-                           b_O=b_O, Y=Y, mask=mask)
+        inputs = {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O, "b_Q": b_Q, "b_K": b_K, "b_V": b_V,
+                  "b_O": b_O, "Y": Y, "mask": mask}
+        # the fused code checks X, Y and the weights for NaN and inf itself, where it has just read them (in cache)
+        arrays = _validate(self.model, finite=steps, **inputs)
         found = {"d_model": arrays["X"].shape[-1], "h": len(arrays["W_Q"]),
                  "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
         if self.model.kv_heads is not None and not isinstance(self.model.kv_heads, int):
@@ -576,8 +601,12 @@ class NumericMHA:
         model, compiled = self._compiled(found, keep_steps=steps)
         _check_shapes(model, arrays)
         args = _arguments(model, arrays)
-        with np.errstate(over="ignore", invalid="ignore"):
-            result = compiled.function(*args)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                result = compiled.function(*args)
+        except _NotFinite:
+            _validate(self.model, finite=True, **inputs)  # raises the error that names the input and its entry
+            raise
         out = result[-1] if steps else result
         if not _all_finite(np.asarray(out)):
             dtype = np.asarray(out).dtype
@@ -647,7 +676,9 @@ def _all_finite(arr: np.ndarray) -> bool:
     return bool(np.isfinite(arr).all())
 
 
-def _array(name: str, value: Any) -> np.ndarray:
+def _array(name: str, value: Any, finite: bool = True) -> np.ndarray:
+    """``value`` as a float array named ``name`` in errors; ``finite``: NaN and inf are an error here (else the
+    caller checks them later, where the data are in cache: the fused code)."""
     try:
         arr = np.asarray(value)
     except ValueError:
@@ -656,7 +687,7 @@ def _array(name: str, value: Any) -> np.ndarray:
         raise InputError(f"{name} has dtype {arr.dtype}; expected real numbers (float32, float64 or integers)")
     if arr.dtype.kind in "iu":
         arr = arr.astype(np.float64)
-    if not _all_finite(arr):
+    if finite and not _all_finite(arr):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise InputError(f"{name} contains NaN or inf (first at index {bad})")
     return arr
@@ -685,11 +716,11 @@ def _mask_array(kind: str, value: Any) -> np.ndarray:
     return arr if arr.ndim >= 2 else arr[None, :]
 
 
-def _heads(name: str, value: Any, vectors: bool = False) -> list[np.ndarray]:
+def _heads(name: str, value: Any, vectors: bool = False, finite: bool = True) -> list[np.ndarray]:
     if isinstance(value, (list, tuple)):
-        items = [_array(f"{name}[{k}]", v) for k, v in enumerate(value, start=1)]
+        items = [_array(f"{name}[{k}]", v, finite) for k, v in enumerate(value, start=1)]
     else:
-        arr = _array(name, value)
+        arr = _array(name, value, finite)
         want = 2 if vectors else 3
         if arr.ndim != want:
             layout = "(h, width)" if vectors else "(h, rows, cols)"
@@ -702,9 +733,12 @@ def _heads(name: str, value: Any, vectors: bool = False) -> list[np.ndarray]:
     return items
 
 
-def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
+def _validate(model: MultiHeadAttention, finite: bool = True, **inputs: Any) -> dict[str, Any]:
+    """The inputs as arrays, checked: kinds, head counts, masks, biases and (``finite``) NaN and inf in ``X``, ``Y``
+    and the weights.  Without ``finite`` those are left to the fused code, which checks them where it reads them
+    (:func:`_finite`) -- and on failure the caller validates again with ``finite`` for the error naming the entry."""
     out: dict[str, Any] = {}
-    X = _array("X", inputs["X"])
+    X = _array("X", inputs["X"], finite)
     if X.ndim == 1:
         X = X[None, :]
     if X.ndim < 2:
@@ -718,7 +752,7 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
         if Y is None:
             raise InputError("Y is missing: the model is cross-attention (keys and values from Y, shape "
                              "(..., n_kv, d_model))")
-        out["Y"] = _array("Y", Y)
+        out["Y"] = _array("Y", Y, finite)
         if out["Y"].ndim == 1:
             out["Y"] = out["Y"][None, :]
     if mask is not None and model.mask is None:
@@ -728,8 +762,8 @@ def _validate(model: MultiHeadAttention, **inputs: Any) -> dict[str, Any]:
             raise InputError(f"the mask is missing: the model was built with mask={model.mask!r}; pass mask=...")
         out[model.mask_matrix.name] = _mask_array(model.mask, mask)
     for key in ("W_Q", "W_K", "W_V"):
-        out[key] = _heads(key, inputs[key])
-    out["W_O"] = _array("W_O", inputs["W_O"])
+        out[key] = _heads(key, inputs[key], finite=finite)
+    out["W_O"] = _array("W_O", inputs["W_O"], finite)
     given = [k for k in ("b_Q", "b_K", "b_V", "b_O") if inputs.get(k) is not None]
     if model.bias:
         for key in ("b_Q", "b_K", "b_V"):

@@ -247,15 +247,19 @@ def test_generated_source_of_a_split_model():
         "        X_blocks = swapaxes(X.reshape(X.shape[:-1] + (2, 2)), -2, -3)",
         "        KV_blocks = swapaxes(KV.reshape(KV.shape[:-1] + (2, 2)), -2, -3)",
         "        W = stack([W_Q_1, W_Q_2], dtype=dtype)",
+        "        _finite(W)",  # before the scale: a finite weight times the scale may overflow
         "        W *= 1.0201394465967895",  # 1/sqrt(2) log2(e)
         "        Q = empty(X.shape[:-1] + (4,), dtype)",
         "        matmul(X_blocks, W, out=swapaxes(Q.reshape(Q.shape[:-1] + (2, 2)), -2, -3))",
         "        del W",
+        "        _finite(X)",
         "        W = stack([W_K_1, W_K_2], dtype=dtype)",
+        "        _finite(W)",
         "        K = empty(KV.shape[:-1] + (4,), dtype)",
         "        matmul(KV_blocks, W, out=swapaxes(K.reshape(K.shape[:-1] + (2, 2)), -2, -3))",
         "        del W",
         "        W = stack([W_V_1, W_V_2], dtype=dtype)",
+        "        _finite(W)",
         "        V = empty(KV.shape[:-1] + (6,), dtype)",
         "        matmul(KV_blocks, W, out=swapaxes(V.reshape(V.shape[:-1] + (2, 3)), -2, -3))",
         "        del W",
@@ -282,6 +286,7 @@ def test_generated_source_of_a_split_model():
         "        multiply(heads, sums, out=heads)",
         "        del S, Q_, K_, V_, V, heads, sums",
         "        Output = _project(Concat, W_O, out=K if out is None else out)",
+        "        _finite(W_O)",
         "        return Output",
         "    return _over_batches(attend, 4, dtype, X, KV)",
     ]
@@ -396,3 +401,40 @@ def test_an_operand_broadcast_over_the_batch_is_not_copied_per_element(monkeypat
     assert peak < 32 * 2 * 256 * 64 * 8 / 4  # well under one copy of Y per batch element
     want = np.stack([f(X[i], **W, W_O=np.eye(64), Y=Y) for i in (0, 17, 31)])
     np.testing.assert_allclose(out[[0, 17, 31]], want, rtol=1e-13)
+
+
+# ----- NaN and inf: checked by the fused code where it reads the data, named by the caller ---------------------
+@pytest.mark.parametrize("name, index, message", [
+    ("X", (3, 1, 2), r"X contains NaN or inf \(first at index \(3, 1, 2\)\)"),  # in the last chunk only
+    ("Y", (0, 4, 0), r"Y contains NaN or inf \(first at index \(0, 4, 0\)\)"),
+    ("W_Q", (1, 1, 0), r"W_Q contains NaN or inf \(first at index \(1, 1, 0\)\)"),
+    ("W_K", (0, 1, 1), r"W_K contains NaN or inf \(first at index \(0, 1, 1\)\)"),
+    ("W_V", (1, 0, 1), r"W_V contains NaN or inf \(first at index \(1, 0, 1\)\)"),
+    ("W_O", (2, 3), r"W_O contains NaN or inf \(first at index \(2, 3\)\)"),
+])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("convention", ["projection", "split"])
+def test_non_finite_inputs_are_named_from_the_fused_code(monkeypatch, name, index, message, bad, convention):
+    monkeypatch.setattr(numeric, "CHUNK_ROWS", 3)  # one batch element (3 query rows) per chunk
+    rng = np.random.default_rng(5)
+    model = MultiHeadAttention(3, 4, 2, n_kv=5, kv_heads=2, convention=convention)
+    block = 2 if convention == "split" else 4
+    args = {"X": rng.normal(size=(4, 3, 4)), "Y": rng.normal(size=(4, 5, 4)),
+            "W_Q": rng.normal(size=(2, block, 2)), "W_K": rng.normal(size=(2, block, 2)),
+            "W_V": rng.normal(size=(2, block, 2)), "W_O": rng.normal(size=(4, 4))}
+    f = model.lambdify()
+    assert np.isfinite(f(**args)).all()
+    args[name] = args[name].copy()
+    args[name][index] = bad
+    with pytest.raises(InputError, match=message):
+        f(**args)
+
+
+def test_a_finite_weight_that_overflows_once_scaled_is_not_called_non_finite():
+    """The fused code checks the weights' copy before it folds the scale in: W_Q = max float32 is finite (the
+    scores overflow, an error saying so), not 'NaN or inf'."""
+    big = np.finfo(np.float32).max
+    f = MultiHeadAttention(None, 1, 1).lambdify()  # d_k = 1: the factor is log2(e) > 1
+    one = np.ones((1, 1, 1), np.float32)
+    with pytest.raises(InputError, match="the output is not finite: the scores overflowed the float32 range"):
+        f(np.ones((2, 1), np.float32), big * one, one, one, np.ones((1, 1), np.float32))
