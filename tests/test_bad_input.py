@@ -405,3 +405,21 @@ def test_rank_entry_points_name_what_was_wrong(call, message):
 
 def test_numerical_rank_of_an_empty_matrix_is_zero():
     assert numerical_rank(np.zeros((0, 3))).rank == 0 and numerical_rank(np.zeros((0, 3))).singular_values == ()
+
+
+# ----- malformed LaTeX: one unchecked finding on its line, saying what is broken -------------------------------
+@pytest.mark.parametrize("formula, reason", [
+    (r"\frac{Q{K^T", "2 braces { never closed"),
+    (r"\frac{QK^T}}{\sqrt{d_k}} = A", "a brace } with no { before it"),
+    (r"\mathrm{softmax}\left(\frac{QK^T}{\sqrt{d_k}} = A", r"\left( without its \right"),
+    (r"A = \begin{bmatrix} 1 & 0 \end{pmatrix}", r"\begin{bmatrix} closed by \end{pmatrix}"),
+])
+def test_malformed_formula_is_reported_on_its_line(formula, reason):
+    doc = f"With $h = 2$ heads and $d_{{model}} = 8$:\n\n$$\n{formula}\n$$\n\nso $d_k = 4$ and $d_k = 5$.\n"
+    report = check_text(doc, isolate=False)
+    broken = [f for f in report.findings if f.line == 4]
+    assert [(f.status, f.message) for f in broken] == [
+        ("unchecked", f"malformed LaTeX: {reason}; the formula was not read")]
+    # the lines around it are still read: d_k = 8 / 2 = 4 is right, 5 is wrong
+    assert [(f.latex, f.status) for f in report.findings if f.line == 7] == [("d_k = 4", "correct"),
+                                                                             ("d_k = 5", "wrong")]

@@ -15,6 +15,7 @@ from typing import Any
 from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
+from ..parse.latex import malformed
 from .code import code_statement
 from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
@@ -104,6 +105,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             doc.aliases = {}
             doc.current_head = head
     if p.kind == "math":
+        broken = malformed(p.text)
+        if broken is not None:  # judging a formula with a brace missing would guess at what it means
+            emit(p.line, p.text, "unchecked", f"malformed LaTeX: {broken}; the formula was not read", kind="formula")
+            return
         here, scoped = _scoped(doc, p)
         if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
                 grouped_prose(here, p, emit):

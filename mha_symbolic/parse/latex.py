@@ -70,7 +70,7 @@ from ..latex import NOTATIONS, latex
 from ..scaling import ScaledScores
 from ..softmax import Softmax
 
-__all__ = ["Relation", "SymbolTable", "read_formula", "read_expression", "equivalent"]
+__all__ = ["Relation", "SymbolTable", "read_formula", "read_expression", "equivalent", "malformed"]
 
 _RELATIONS = [(r"\approx", "approx"), (r"\leq", "le"), (r"\le", "le"), (r"\geq", "ge"), (r"\ge", "ge"),
               (r"\neq", "ne"), (r"\ne", "ne"), ("=", "eq"), ("<", "lt"), (">", "gt")]
@@ -523,6 +523,50 @@ def too_large(tex: str) -> str | None:
         return "the factorial of a large number"
     if re.search(r"\d{200,}", tex):
         return "a number of more than 200 digits"
+    return None
+
+
+def malformed(tex: str) -> str | None:
+    r"""Why ``tex`` is not well-formed LaTeX -- a brace group never closed or never opened, ``\left`` without its
+    ``\right``, ``\begin{env}`` without its ``\end{env}`` -- or None.  Escaped braces ``\{ \}`` are text.
+
+    >>> malformed(r"\frac{Q{K^T"), malformed(r"a}"), malformed(r"\{1, 2\} = \frac{a}{b}")
+    ('2 braces { never closed', 'a brace } with no { before it', None)
+    >>> malformed(r"\left( x"), malformed(r"\begin{bmatrix} 1 \end{pmatrix}")
+    ('\\left( without its \\right', '\\begin{bmatrix} closed by \\end{pmatrix}')
+    """
+    depth, envs, lefts = 0, [], []
+    tokens = _tokens(tex)
+    for k, t in enumerate(tokens):
+        if t in ("{", "}"):
+            depth += 1 if t == "{" else -1
+            if depth < 0:
+                return "a brace } with no { before it"
+        elif t in (r"\left", r"\right"):
+            delimiter = next((u for u in tokens[k + 1:] if not u.isspace()), "")
+            if t == r"\left":
+                lefts.append(delimiter)
+            elif not lefts:
+                return rf"\right{delimiter} with no \left before it"
+            else:
+                lefts.pop()
+        elif t in (r"\begin", r"\end"):
+            m = re.match(r"\s*\{([^{}]*)\}", "".join(tokens[k + 1:k + 40]))
+            env = m.group(1).strip() if m else "?"
+            if t == r"\begin":
+                envs.append(env)
+            elif not envs:
+                return rf"\end{{{env}}} with no \begin{{{env}}}"
+            elif envs[-1] != env:
+                return rf"\begin{{{envs[-1]}}} closed by \end{{{env}}}"
+            else:
+                envs.pop()
+    if depth > 0:
+        return f"{depth} brace{'s' if depth > 1 else ''} {{ never closed"
+    if lefts:
+        return rf"\left{lefts[-1]} without its \right"
+    if envs:
+        return rf"\begin{{{envs[-1]}}} without its \end{{{envs[-1]}}}"
     return None
 
 
