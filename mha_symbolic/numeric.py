@@ -80,7 +80,7 @@ from sympy.printing.numpy import NumPyPrinter
 
 from ._text import shape_text
 from .concat import Concat
-from .errors import DimensionError, InputError, MaskError, ShapeError
+from .errors import DimensionError, InputError, MaskError, MHASymbolicError, ShapeError
 from .heads import HeadMatrix
 from .softmax import Softmax
 
@@ -346,6 +346,8 @@ def _finite(a: np.ndarray) -> None:
     ...
     mha_symbolic.numeric._NotFinite: an input contains NaN or inf
     """
+    # an operand broadcast over batch axes (one Y for every X) is checked once: its zero-step axes taken at 0
+    a = a[tuple(slice(0, 1) if step == 0 else slice(None) for step in a.strides)]
     if not _all_finite(a):
         raise _NotFinite("an input contains NaN or inf")
 
@@ -561,7 +563,9 @@ class NumericMHA:
     steps=False)``.  ``X`` has shape ``(..., n, d_model)``; per-head weights are lists of
     ``h`` matrices or stacked arrays ``(h, rows, cols)`` (the TransformerLens layout);
     biases are ``(h, width)`` or lists of vectors, ``b_O`` a vector.  Inputs are validated
-    first: shapes, head count, dtype (real numbers), NaN and inf.
+    first: shapes, head count, dtype (real numbers), masks, NaN and inf in the biases; NaN and inf in ``X``,
+    ``Y`` and the weights are found by the fused code where it reads them, and reported by the same error
+    (naming the input and the entry), which comes before any other error of the call, as if checked first.
     """
 
     def __init__(self, model: MultiHeadAttention):
@@ -592,20 +596,22 @@ class NumericMHA:
                  b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None, steps: bool = False) -> Any:
         inputs = {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O, "b_Q": b_Q, "b_K": b_K, "b_V": b_V,
                   "b_O": b_O, "Y": Y, "mask": mask}
-        # the fused code checks X, Y and the weights for NaN and inf itself, where it has just read them (in cache)
-        arrays = _validate(self.model, finite=steps, **inputs)
-        found = {"d_model": arrays["X"].shape[-1], "h": len(arrays["W_Q"]),
-                 "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
-        if self.model.kv_heads is not None and not isinstance(self.model.kv_heads, int):
-            found["kv_heads"] = len(arrays["W_K"])  # a symbolic g, read off the key weights
-        model, compiled = self._compiled(found, keep_steps=steps)
-        _check_shapes(model, arrays)
-        args = _arguments(model, arrays)
+        # the fused code checks X, Y and the weights for NaN and inf itself, where it has just read them (in cache);
+        # any error before that, or its own, is checked against a full validation first: NaN and inf are named first
         try:
+            arrays = _validate(self.model, finite=steps, **inputs)
+            found = {"d_model": arrays["X"].shape[-1], "h": len(arrays["W_Q"]),
+                     "d_k": arrays["W_Q"][0].shape[1], "d_v": arrays["W_V"][0].shape[1]}
+            if self.model.kv_heads is not None and not isinstance(self.model.kv_heads, int):
+                found["kv_heads"] = len(arrays["W_K"])  # a symbolic g, read off the key weights
+            model, compiled = self._compiled(found, keep_steps=steps)
+            _check_shapes(model, arrays)
+            args = _arguments(model, arrays)
             with np.errstate(over="ignore", invalid="ignore"):
                 result = compiled.function(*args)
-        except _NotFinite:
-            _validate(self.model, finite=True, **inputs)  # raises the error that names the input and its entry
+        except MHASymbolicError:
+            if not steps:
+                _validate(self.model, finite=True, **inputs)  # the error naming the input and entry, if any
             raise
         out = result[-1] if steps else result
         if not _all_finite(np.asarray(out)):
@@ -830,11 +836,13 @@ def _check_shapes(model: MultiHeadAttention, arrays: dict[str, Any]) -> None:
         keys = X.shape[-2]
     batched = [("X", X)] + ([("Y", arrays["Y"])] if model.cross else []) + \
         ([(model.mask_matrix.name, arrays[model.mask_matrix.name])] if model.mask is not None else [])
+    shown = ", ".join(f"{name} {a.shape[:-2]}" for name, a in batched)
     try:
-        np.broadcast_shapes(*(a.shape[:-2] for _, a in batched))
+        lead = np.broadcast_shapes(*(a.shape[:-2] for _, a in batched))
     except ValueError:
-        shown = ", ".join(f"{name} {a.shape[:-2]}" for name, a in batched)
         raise ShapeError(f"the leading (batch) axes do not broadcast together: {shown}") from None
+    if 0 in lead:
+        raise ShapeError(f"the leading (batch) axes broadcast to {lead}, an empty batch: {shown}")
     if model.mask is not None:
         name, given_mask = model.mask_matrix.name, arrays[model.mask_matrix.name]
         mask_shape = (1, keys) if name == "m" else (X.shape[-2], keys)

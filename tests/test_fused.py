@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sympy import Rational, Symbol
 
-from mha_symbolic import InputError, MultiHeadAttention, example, numeric
+from mha_symbolic import InputError, MHASymbolicError, MultiHeadAttention, ShapeError, example, numeric
 from mha_symbolic.dims import dimension_symbol
 from mha_symbolic.numeric import _head_pairs, _project
 
@@ -438,3 +438,53 @@ def test_a_finite_weight_that_overflows_once_scaled_is_not_called_non_finite():
     one = np.ones((1, 1, 1), np.float32)
     with pytest.raises(InputError, match="the output is not finite: the scores overflowed the float32 range"):
         f(np.ones((2, 1), np.float32), big * one, one, one, np.ones((1, 1), np.float32))
+
+
+@pytest.mark.parametrize("change, other", [
+    ({"W_O": np.ones((4, 3))}, "a wrong W_O shape"),
+    ({"mask": np.array([[1.0, 0.0, 0.0, 0.0, 0.0]] + [[-np.inf] * 5] * 2)}, "a fully masked row"),
+    ({"Y": None}, "Y missing"),
+])
+def test_non_finite_input_is_named_before_any_other_error(change, other):
+    """NaN in X is the error even when the call has another problem that the fused code would meet first."""
+    rng = np.random.default_rng(2)
+    args = {"X": rng.normal(size=(3, 4)), "Y": rng.normal(size=(5, 4)), "W_Q": rng.normal(size=(2, 4, 2)),
+            "W_K": rng.normal(size=(2, 4, 2)), "W_V": rng.normal(size=(2, 4, 2)), "W_O": rng.normal(size=(4, 4)),
+            "mask": np.zeros((3, 5))}
+    f = MultiHeadAttention(3, 4, 2, n_kv=5, mask="additive").lambdify()
+    assert f(**args).shape == (3, 4)
+    args.update(change)
+    with pytest.raises(MHASymbolicError) as found:
+        f(**args)
+    assert "NaN" not in str(found.value), other
+    args["X"] = args["X"].copy()
+    args["X"][2, 3] = np.nan
+    with pytest.raises(InputError, match=r"X contains NaN or inf \(first at index \(2, 3\)\)"):
+        f(**args)
+
+
+def test_empty_batch_is_a_shape_error():
+    f = MultiHeadAttention(None, 8, 4, mask="key_padding").lambdify()
+    W = {k: np.ones((4, 8, 2)) for k in ("W_Q", "W_K", "W_V")}
+    with pytest.raises(ShapeError, match=r"the leading \(batch\) axes broadcast to \(0,\), an empty batch: X \(\), "
+                                         r"m \(0,\)"):
+        f(np.ones((3, 8)), **W, W_O=np.eye(8), mask=np.ones((0, 3), bool))
+
+
+def test_a_broadcast_operand_is_checked_once_not_per_batch_element():
+    from mha_symbolic.numeric import _finite
+
+    Y = np.ones((5, 4))
+    many = np.broadcast_to(Y, (1000, 5, 4))
+    seen = []
+    original = numeric._all_finite
+    try:
+        numeric._all_finite = lambda a: seen.append(a.shape) or original(a)
+        _finite(many)
+    finally:
+        numeric._all_finite = original
+    assert seen == [(1, 5, 4)]
+    bad = Y.copy()
+    bad[4, 0] = np.inf
+    with pytest.raises(InputError):
+        _finite(np.broadcast_to(bad, (1000, 5, 4)))
