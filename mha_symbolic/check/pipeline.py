@@ -105,15 +105,20 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             doc.aliases = {}
             doc.current_head = head
     if p.kind == "math":
-        broken = malformed(p.text)
-        if broken is not None:  # judging a formula with a brace missing would guess at what it means
-            emit(p.line, p.text, "unchecked", f"malformed LaTeX: {broken}; the formula was not read", kind="formula")
+        broken = _broken_rows(p)
+        if broken.get(0):  # judging a formula with a brace missing would guess at what it means
+            emit(p.line, p.text, "unchecked", f"malformed LaTeX: {broken[0]}; the formula was not read", kind="formula")
             return
+        for row, why in broken.items():  # a broken row of an aligned block; its other rows are judged
+            emit(p.rows[row - 1][0], p.rows[row - 1][1], "unchecked", f"malformed LaTeX: {why}; the row was not read",
+                 kind="formula")
         here, scoped = _scoped(doc, p)
         if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
                 grouped_prose(here, p, emit):
             return  # \text{KV cache per token} = 2 g d_k = 256: the engine's count, not arithmetic alone
         for c in chains(p.text):
+            if c.row in broken:
+                continue
             alias = _alias(c)
             if alias is not None:
                 doc.aliases = {name: alias for name in c.sides[:-1]}
@@ -161,6 +166,18 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+
+
+def _broken_rows(p: Any) -> dict[int, str]:
+    """What is malformed in a math piece: ``{}`` when nothing; ``{row: why}`` (1-based) for the broken rows of a
+    multi-row block, its environment's own ``\\begin``/``\\end`` set aside; ``{0: why}`` for the whole piece."""
+    why = malformed(p.text)
+    if why is None:
+        return {}
+    rows = {k: malformed(re.sub(r"\\(?:begin|end)\s*\{[^{}]*\}(?:\{[^{}]*\})?", "", text))
+            for k, (_, text) in enumerate(p.rows or (), start=1)}
+    bad = {k: reason for k, reason in rows.items() if reason is not None}
+    return bad or {0: why}
 
 
 def _identity_projections(doc: DocumentModel, alias: str, names: list[str]) -> str:

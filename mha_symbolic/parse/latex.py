@@ -528,22 +528,32 @@ def too_large(tex: str) -> str | None:
 
 def malformed(tex: str) -> str | None:
     r"""Why ``tex`` is not well-formed LaTeX -- a brace group never closed or never opened, ``\left`` without its
-    ``\right``, ``\begin{env}`` without its ``\end{env}`` -- or None.  Escaped braces ``\{ \}`` are text.
+    ``\right``, ``\begin{env}`` without its ``\end{env}`` -- or None.  Escaped braces ``\{ \}`` are text, and a
+    ``%`` comment runs to the end of its line.  Linear in the length of ``tex``.
 
     >>> malformed(r"\frac{Q{K^T"), malformed(r"a}"), malformed(r"\{1, 2\} = \frac{a}{b}")
     ('2 braces { never closed', 'a brace } with no { before it', None)
-    >>> malformed(r"\left( x"), malformed(r"\begin{bmatrix} 1 \end{pmatrix}")
-    ('\\left( without its \\right', '\\begin{bmatrix} closed by \\end{pmatrix}')
+    >>> malformed(r"\left( x"), malformed(r"\begin{bmatrix} 1 \end{pmatrix}"), malformed("d_k = 4 % {per head")
+    ('\\left( without its \\right', '\\begin{bmatrix} closed by \\end{pmatrix}', None)
     """
     depth, envs, lefts = 0, [], []
     tokens = _tokens(tex)
-    for k, t in enumerate(tokens):
+    k = 0
+    while k < len(tokens):
+        t = tokens[k]
+        if t == "%":  # a comment: up to the end of the line
+            while k < len(tokens) and "\n" not in tokens[k]:
+                k += 1
+            continue
         if t in ("{", "}"):
             depth += 1 if t == "{" else -1
             if depth < 0:
                 return "a brace } with no { before it"
         elif t in (r"\left", r"\right"):
-            delimiter = next((u for u in tokens[k + 1:] if not u.isspace()), "")
+            j = k + 1
+            while j < len(tokens) and tokens[j].isspace():
+                j += 1
+            delimiter = tokens[j] if j < len(tokens) else ""
             if t == r"\left":
                 lefts.append(delimiter)
             elif not lefts:
@@ -561,6 +571,7 @@ def malformed(tex: str) -> str | None:
                 return rf"\begin{{{envs[-1]}}} closed by \end{{{env}}}"
             else:
                 envs.pop()
+        k += 1
     if depth > 0:
         return f"{depth} brace{'s' if depth > 1 else ''} {{ never closed"
     if lefts:
