@@ -445,3 +445,19 @@ def test_malformed_is_linear():
 
     _, seconds = _timed(malformed, r"\left( x \right) + " * 40000)  # 320,000 tokens; quadratic took 26 s
     assert seconds < 2
+
+
+@pytest.mark.parametrize("tex, why", [
+    (r"\frac{QK^T}{\sqrt{d_k}", "1 brace { never closed"),
+    (r"\begin", r"\begin{?} without its \end{?}"),
+    (r"\begin{aligned} x", r"\begin{aligned} without its \end{aligned}"),
+    (r"\begin{a}\begin{b}\begin{c} x", r"\begin{c} without its \end{c}"),
+    (r"\begin{" + "a" * 60 + "} x", r"\begin{" + "a" * 60 + r"} without its \end{" + "a" * 60 + "}"),
+    (r"x \right)", r"\right) with no \left before it"),
+    (r"\end{matrix}", r"\end{matrix} with no \begin{matrix}"),
+    (r"\begin {matrix} 1 \end{matrix} + \begin{array}{cc} 1 & 2 \end{array}", None),
+])
+def test_malformed_names_the_problem(tex, why):
+    from mha_symbolic.parse.latex import malformed
+
+    assert malformed(tex) == why

@@ -183,3 +183,52 @@ HEADS = {"c": H, "e": "We use n = 3 tokens, d_model = 4, h = 2. Unlike the decod
 def test_no_false_alarm_on_reviewed_sentences(kind, sentence):
     findings = [f for f in check_text(HEADS[kind] + sentence + "\n", "review.md").findings if f.line == 3]
     assert all(f.status in ("correct", "given", "unchecked", "assumed") for f in findings), findings
+
+
+# ----- what a mutation sample of check/masks.py found unchecked (each verdict exact) ----------------------------
+W3 = "(A_1 computed exactly, n = 3)"
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("With the causal mask, the weights over the diagonal are 0.",
+     ("correct", f"the causal weights above the diagonal are all exactly 0 {W3}", None, "computed")),
+    ("With the causal mask every weight above the diagonal is 0.",
+     ("correct", f"the causal weights above the diagonal are all exactly 0 {W3}", None, "computed")),
+    ("With the causal mask, the weights below the diagonal are 0%.",
+     ("wrong", f"the causal weights below the diagonal are positive, not all 0.00 {W3}", "positive", "computed")),
+    ("With the causal mask, the last token only attends to itself.",
+     ("wrong", f"the last query attends to 3 keys {W3}", "3 keys", "computed")),
+    ("With the causal mask, each row of the attention weights sums to 1.",
+     ("correct", f"every row of the causal weights sums to exactly 1 {W3}", None, "computed")),
+    ("With the causal mask, row 2 of the attention weights sums to 1.",
+     ("correct", f"every row of the causal weights sums to exactly 1 {W3}", None, "computed")),
+])
+def test_causal_sentence_verdicts_are_exact(sentence, want):
+    assert judge_causal_sentence(DocumentModel(), sentence) == want
+
+
+def test_causal_and_mask_sentences_name_a_bad_size():
+    bad = DocumentModel(dims={"n": 0})
+    assert judge_causal_sentence(bad, "With the causal mask every weight above the diagonal is 0.")[1] == \
+        "not decided: n must be a positive integer, got n=0"
+    assert masks.judge_mask_sentence(bad, "The padded keys receive a weight of exactly 0.") == (
+        "unchecked", "not decided: n must be a positive integer, got n=0", None, "")
+
+
+def test_mask_sentence_verdicts_are_exact():
+    judge = masks.judge_mask_sentence
+    padding = ("correct", "a key with m_b = 0 gets weight 0 in every row: softmax_m(S)_ab = m_b e^{s_ab} / "
+               "sum_c m_c e^{s_ac}, computed exactly", None, "computed")
+    assert judge(DocumentModel(), "The padded keys receive a weight of exactly 0.") == padding
+    additive = judge(DocumentModel(), "With an Additive mask, the padded keys receive a weight of 0.")
+    assert additive[1].startswith("a key with M_ab = -oo gets weight 0")  # the kind read case-insensitively
+    empty = judge(DocumentModel(), "A fully masked row gets uniform weights.")
+    assert empty[0] == "wrong" and empty[2] == "undefined (NaN)"
+    assert masks._number("100%") == "1.00" and masks._number("0%") == "0.00"
+
+
+def test_mask_sentence_finding_has_its_basis():
+    doc = ("We use n = 3 tokens, d_model = 4 and h = 2 heads with a causal mask.\n\n"
+           "With the causal mask every weight above the diagonal is 0.\n")
+    found = [(f.status, f.kind, f.basis) for f in check_text(doc, "c.md", isolate=False).findings if f.line == 3]
+    assert found == [("correct", "number", "computed")]

@@ -46,16 +46,22 @@ def remember(doc: DocumentModel, s: str) -> None:
     layers = re.search(r"\b(\d+)\s+(?:transformer\s+|decoder\s+)?layers\b", s, re.I)
     if layers:
         doc.memory["layers"] = int(layers.group(1))
+    tokens = _TOKENS.search(s)
+    if tokens:  # "a context of 2048 tokens": later sentences may speak of "the same context"
+        doc.memory["tokens"] = int(next(x for x in tokens.groups() if x).replace(",", ""))
     for pattern, size in _DTYPES:
         if re.search(pattern, s, re.I):
             doc.memory["bytes"] = size
 
 
+_TOKENS = re.compile(r"\b(\d[\d,]*)[- ](?:tokens?|token\s+context)\b|\bcontext\s+(?:length|window)?\s*(?:of|=)\s*"
+                     r"(\d[\d,]*)|\bsequence\s+of\s+(\d[\d,]*)|\b(\d[\d,]*)\s+tokens\b", re.I)
+
+
 def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int | None]:
     """Candidate token counts, layer counts and the bytes per value (None if unknown)."""
-    tokens = [1] if re.search(r"\bper\s+token\b", s, re.I) else []
-    m = re.search(r"\b(\d[\d,]*)[- ](?:tokens?|token\s+context)\b|\bcontext\s+(?:length|window)?\s*(?:of|=)\s*"
-                  r"(\d[\d,]*)|\bsequence\s+of\s+(\d[\d,]*)|\b(\d[\d,]*)\s+tokens\b", s, re.I)
+    tokens = []  # "per token" is 1; a sentence may give that and a total ("512 KiB per token and 4 GiB in total")
+    m = _TOKENS.search(s)
     if m:
         tokens = [int(next(x for x in m.groups() if x).replace(",", ""))]
     layers = [1] if re.search(r"\bper\s+layer\b", s, re.I) else []
@@ -64,8 +70,8 @@ def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int 
         layers = [int(ml.group(1) or ml.group(2))]
     if not layers:
         layers = sorted({1, doc.memory.get("layers", 1)})
-    if not tokens:
-        tokens = [1]
+    if not tokens:  # no count here: per token, or the context an earlier sentence stated ("the same context"),
+        tokens = sorted({1, doc.memory.get("tokens", 1), doc.known_dims().get("n", 1)})  # or the document's n
     size = None
     mb = re.search(r"\b(\d+)[- ]bytes?\s+per\s+(?:value|element|number|entry|scalar)\b", s, re.I)
     if mb:
@@ -148,14 +154,43 @@ def about_mha(s: str, at: int) -> bool:
     would have N parameters"): named before the number, and grouped attention not named at all?  ("K and V hold
     N parameters, against M in multi-head attention" speaks of the document's own model.)"""
     mha = _MHA.search(s)
-    return mha is not None and mha.start() < at and not _GROUPED.search(s)
+    relative = mha is not None and re.search(r"\b(?:of|than|to|vs\.?|versus)\s+(?:the\s+)?$", s[:mha.start()], re.I)
+    return mha is not None and mha.start() < at and not _GROUPED.search(s) and not relative
+
+
+def _variant_before(s: str, at: int) -> str | int | None:
+    """The variant a sentence opens with before the amount at ``at``: "With MHA (32 KV heads) ...", "With MQA (a
+    single KV head) it would be ..." -- ``"mha"``, ``"mqa"`` or a number of key/value heads; None otherwise.
+
+    >>> _variant_before("so GQA saves 3 GiB. With MQA (a single KV head) it would be 16 KiB", 60)
+    'mqa'
+    >>> _variant_before("With MHA (32 KV heads) the cache is 4 GiB", 35), _variant_before("The cache is 4 GiB", 13)
+    (32, None)
+    """
+    sentence = re.split(r"(?<=[.;])\s+", s[:at])[-1]
+    m = re.match(r"\s*(?:with|for|in|under)\s+(?:standard\s+)?(MHA|MQA|GQA|multi-head attention|multi-query attention)"
+                 r"(?:\s*\(\s*(?:(a\s+single|one|\d+)\s+(?:KV|key/value|key-value)\s+heads?)\s*\))?", sentence, re.I)
+    if m is None:
+        return None
+    if m.group(2) and m.group(2)[0].isdigit():
+        return int(m.group(2))
+    name = m.group(1).lower()
+    if m.group(2) or name.startswith(("mqa", "multi-query")):
+        return "mqa"
+    return "mha" if name.startswith(("mha", "multi-head")) else None
 
 
 def judge_cache(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
     from ..proofs.counts import kv_cache_per_token
 
     amount = _AMOUNT.search(s)
-    if amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
+    last = list(_AMOUNT.finditer(s))
+    variant = _variant_before(s, last[-1].start()) if last else None
+    if variant is not None:  # "With MQA (a single KV head) it would be 16 KiB": that variant's cache
+        h = as_int(M.dims.h)
+        M = M.replace_options(kv_heads=None if variant == "mha" or variant == h else
+                              1 if variant == "mqa" else variant)
+    elif amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
     if getattr(per_token, "free_symbols", None):

@@ -10,6 +10,7 @@ as ``expected``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sympy import MatrixSymbol
@@ -112,9 +113,31 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
             on_values = _on_values(doc, sides[k], sides[k + 1])
             if on_values is True:
                 continue
+            renamed = _scaled_scores_named(doc, tex, b) if len(sides) == 2 and k == 0 else None
+            if renamed is not None:
+                return "correct", renamed, None, "proven"
             return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}"
                     + (" (and differs on the document's values)" if on_values is False else ""), _show(a), "proven")
     return "correct", "the same expression in the model's inputs" + note, None, "proven"
+
+
+def _scaled_scores_named(doc: DocumentModel, tex: list[str], right: Any) -> str | None:
+    """``S_i = Q_i K_i^T / \\sqrt{d_k}``: the document's ``S`` is the model's scaled scores ``S'``.  When the right
+    side is the model's ``S'`` of that head, ``S`` is read as ``S'`` from here on (as "P_i for the attention
+    weights" renames P); the message says so.  None otherwise."""
+    m = re.fullmatch(r"\s*S(_\{?\s*[\w,]+\s*\}?|\^\{?\(?\w+\)?\}?)?\s*", tex[0])
+    if m is None or "S" in doc.renames:
+        return None
+    try:
+        model_scaled = _sized(doc, _expanded(doc, doc.read("S'" + re.sub(r"^\^\{?\(?(\w+)\)?\}?$", r"_{\1}",
+                                                                          m.group(1) or ""))))
+        if not equivalent(model_scaled, right):
+            return None
+    except (MHASymbolicError, KeyError, ValueError, TypeError):
+        return None
+    doc.renames["S"] = "S'"
+    return (f"the model's scaled scores S'{m.group(1) or ''} (the document's {tex[0].strip()}): the same expression "
+            f"in the model's inputs; {tex[0].strip()} is read as S'{m.group(1) or ''} from here on")
 
 
 def _self_attention(sides: list[Any]) -> tuple[list[Any], str]:

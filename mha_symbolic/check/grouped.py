@@ -136,12 +136,19 @@ def stacked_shape(doc: DocumentModel, name: str, stated: tuple[Any, Any]) -> Ver
     from .._convert import as_sympy
 
     kind = re.fullmatch(r"\s*W_?\{?([QKV])\}?\s*|\s*W\^\{?([QKV])\}?\s*", name)
+    projected = re.fullmatch(r"\s*([QKV])\s*", name)
+    if projected is not None and _projection(doc.definitions.get(projected.group(1)), projected.group(1)):
+        kind = projected  # K = X W_K in the document: every key/value head's keys side by side
     if kind is None or "g" not in doc.known_dims():
         return None
     M = doc.model()
     letter = kind.group(1) or kind.group(2)
     weights = M.inputs[f"W_{letter}"]
     rows = M.dims.shape(weights[0].shape)[0]
+    if kind is projected:
+        source = M.X if letter == "Q" else M.Y
+        rows = M.dims.shape(source.shape)[0]
+        name = letter
     stacked = (rows, sum(M.dims.shape(w.shape)[1] for w in weights))
     one = M.dims.shape(weights[0].shape)
     heads = len(weights)
@@ -152,18 +159,30 @@ def stacked_shape(doc: DocumentModel, name: str, stated: tuple[Any, Any]) -> Ver
             return None
         return all(d == 0 for d in diffs)
 
+    if kind is projected:
+        one = (rows, one[1])
     outcomes = (same(stacked), same(one))
     what = "query" if letter == "Q" else "key/value"
     got = f"{stacked[0]} x {stacked[1]}"
+    label = letter if kind is projected else f"W_{letter}"
     if True in outcomes:
-        which = (f"the {heads} {what} head{'s' if heads > 1 else ''}' weights side by side are {got}" if outcomes[0]
-                 else f"one {what} head's W_{letter}^j is {one[0]} x {one[1]}")
-        return "correct", f"W_{letter}: {which}", None, "proven"
+        part = f"{letter}_j" if kind is projected else f"W_{letter}^j"
+        things = "projections" if kind is projected else "weights"
+        which = (f"the {heads} {what} head{'s' if heads > 1 else ''}' {things} side by side are {got}" if outcomes[0]
+                 else f"one {what} head's {part} is {one[0]} x {one[1]}")
+        return "correct", f"{label}: {which}", None, "proven"
     if None in outcomes:
-        return "unchecked", f"W_{letter} is {got} stacked; it depends on sizes the document does not fix", None, ""
+        return "unchecked", f"{label} is {got} stacked; it depends on sizes the document does not fix", None, ""
     plural = "s" if heads > 1 else ""
-    return ("wrong", f"W_{letter} stacked over the {heads} {what} head{plural} is {got} (one head's is {one[0]} x "
+    return ("wrong", f"{label} stacked over the {heads} {what} head{plural} is {got} (one head's is {one[0]} x "
             f"{one[1]}), not {stated[0]} x {stated[1]}", got, "proven")
+
+
+def _projection(definition: Any, letter: str) -> bool:
+    """Is ``definition`` the document's ``X W_K`` (the input times one weight: ``letter`` names the kind)?"""
+    from sympy import MatMul
+
+    return isinstance(definition, MatMul) and len(definition.args) == 2 and str(definition.args[0]) in ("X", "Y")
 
 
 # ----- sentences -------------------------------------------------------------------------------------

@@ -82,6 +82,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
     t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)
     t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1}
+    # W_q, W_{k}, W_v with no head index: the query, key and value weights (W_k^Q would be head k's)
+    t = re.sub(r"(?<![\\A-Za-z])W_\{?([qkv])\}?(?![\w^}'(])", lambda m: "W_{" + m.group(1).upper() + "}", t)
     # other languages' words for a head, multi-head and rank (tête, Kopf, cabeza; MultiTête; rg, Rang, rango)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:t[êe]te|kopf|Kopf|cabeza|cabeça)\}", r"\\mathrm{head}", t)
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:Multi(?:T[êe]te|Kopf|Cabeza|Cabeça)|MHA|MultiHeadAttention)\}",
@@ -96,6 +98,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
                lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
     t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*(\^\s*\{?(?:T|\\top)\}?)?\s*$",
                lambda m: _row(m.group(1), column=bool(m.group(2))), t)  # (0, 1, 2)^T: a column
+    t = _numeric_tuple(t)  # (1/3, 1/3, 1/3), (\frac{1}{1 + e^2}, ...): a row of numbers
     t = _python_lists(t)
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \3, \3)", t)
     # MultiHead(X, Y): cross-attention's queries from X, keys and values from Y
@@ -189,6 +192,34 @@ def _blocks(content: str) -> str:
     return re.sub(r"(?<=[\w}])\s+(?=\\mathrm\{head\}|\\(?:dots|ldots|cdots))", ", ", t)
 
 
+def _numeric_tuple(tex: str) -> str:
+    r"""A whole side that is a tuple of numeric expressions (fractions, ``e``, roots; no other letters) as a row
+    vector; anything else unchanged.
+
+    >>> _numeric_tuple(r"\left(\frac{1}{1 + e^{2}}, \frac{e^{2}}{1 + e^{2}}\right)")
+    '\\begin{bmatrix}\\frac{1}{1 + e^{2}} & \\frac{e^{2}}{1 + e^{2}}\\end{bmatrix}'
+    >>> _numeric_tuple("(1/3, 1/3)"), _numeric_tuple("(n, d_k)"), _numeric_tuple("(1)(2, 3)")
+    ('\\begin{bmatrix}1/3 & 1/3\\end{bmatrix}', '(n, d_k)', '(1)(2, 3)')
+    """
+    m = re.fullmatch(r"\s*(?:\\left\s*)?\((.*?)(?:\\right\s*)?\)\s*", tex, re.S)
+    if not m:
+        return tex
+    inside, depth, parts, start = m.group(1), 0, [], 0
+    for k, ch in enumerate(inside):
+        depth += ch in "({["
+        depth -= ch in ")}]"
+        if depth < 0:  # the first parenthesis closes before the end: (1)(2, 3)
+            return tex
+        if ch == "," and depth == 0:
+            parts.append(inside[start:k])
+            start = k + 1
+    parts.append(inside[start:])
+    numeric = all(p.strip() and not re.search(r"[A-Za-df-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts)
+    if depth != 0 or len(parts) < 2 or not numeric:
+        return tex
+    return r"\begin{bmatrix}" + " & ".join(p.strip() for p in parts) + r"\end{bmatrix}"
+
+
 def _row(numbers: str, column: bool = False) -> str:
     """``3, 0`` as the row vector ``\\begin{bmatrix} 3 & 0 \\end{bmatrix}`` (or as a column)."""
     sep = r" \\ " if column else " & "
@@ -242,6 +273,7 @@ class DocumentModel:
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
     mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
     causal_text: bool = False  # the document speaks of the causal (look-ahead) mask somewhere
+    columns: bool = False  # tokens are columns (X is d_model x n): shapes and matrix formulas are not judged
     causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
@@ -274,10 +306,14 @@ class DocumentModel:
         known = self.known_dims().get(name)
         if known is None or known == value or self.bound_in.get(name, self.section) == self.section:
             return False
+        self.restart()
+        return True
+
+    def restart(self) -> None:
+        """Another example starts: forget the sizes, values and definitions the document gave so far."""
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
         self.definitions, self.aliases, self.bound_in = {}, {}, {}
         self._model = self._table = None
-        return True
 
     def known_dims(self) -> dict[str, int]:
         """The stated sizes plus those read off given matrices (X gives n and d_model)."""
@@ -400,7 +436,7 @@ class DocumentModel:
     def _local_names(self, tex: str) -> str:
         """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
         for name, target in self.renames.items():  # "P_i for the attention weights": P_1 is A_1
-            tex = re.sub(rf"(?<![\\A-Za-z_^{{]){re.escape(name)}(?=\s*_)", target.replace("\\", "\\\\"), tex)
+            tex = re.sub(rf"(?<![\\A-Za-z_^{{]){re.escape(name)}(?=\s*_|\^\{{?\()", target.replace("\\", "\\\\"), tex)
         for name, target in self.aliases.items():
             tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{]))({name})(?![_a-z{{])", "(" + target + ")", tex)
         if self.current_head is not None:

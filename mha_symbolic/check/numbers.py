@@ -283,6 +283,14 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     else:
         stated_shape = stated.shape
     verdicts: list[Verdict3] = []
+    name = tex[0].strip() if len(sides) == 2 else ""
+    if name in doc.definitions and stated_at == [0, 1] and stated_shape is not None and \
+            _literal(sides[0]).shape != stated.shape:  # type: ignore[union-attr]
+        # S = [3 x 3 numbers] earlier, now S = [4 x 4 numbers]: another example, not a claim
+        was = doc.definitions[name]
+        doc.definitions[name] = stated
+        return ("given", f"another example: {name} given again ({stated.rows} x {stated.cols}; it was {was.rows} x "
+                f"{was.cols}), the earlier values no longer apply", None, "")
     if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
         return _compare_chain([_literal(s) for s in sides], ops, tex, "computed")
     for i, s in enumerate(sides):
@@ -292,6 +300,18 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
         is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
                                         or key in ("m", "M") and doc.mask is not None)
+        given = doc.values.get(key) if key is not None and is_input else doc.definitions.get(getattr(s, "name", ""))
+        if given is not None and _literal(given) is not None and stated_shape is not None and \
+                given.shape != stated.shape:
+            # a matrix the document gave is given again with another shape: another example, not a claim
+            if is_input:
+                doc.restart()
+                doc.values[key] = stated  # type: ignore[index]
+            else:
+                doc.definitions[s.name] = stated
+            verdicts.append(("given", f"another example: {tex[i]} given again ({stated.rows} x {stated.cols}; it was "
+                             f"{given.rows} x {given.cols}), the earlier values no longer apply", None, ""))
+            continue
         if key is not None and is_input and key not in doc.values:
             known = doc.known_dims()
             if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")

@@ -38,11 +38,14 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     from .tables import table_groups
 
     repair = repair_encoding(text)
-    pieces = extract(repair.text, name)
+    cross, mask = document_variant(repair.text)
+    source = _head_count_letter(repair.text)
+    pieces = extract(_cross_roles(source) if cross else source, name)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
-    doc.cross, doc.mask = document_variant(repair.text)
+    doc.cross, doc.mask = cross, mask
     doc.causal_text = bool(CAUSAL_WORDS.search(repair.text))
+    doc.columns = bool(_COLUMNS.search(repair.text))
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]",
@@ -64,6 +67,11 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
         def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
                  basis: str = "", p: Any = p) -> None:
+            if doc.columns and status in _VERDICTS and (kind in ("shape", "formula") or kind == "number" and
+                                                        re.search(r"matrix|\\\\", tex)):
+                status, expected, basis = "unchecked", None, ""
+                message = ("the document stores tokens as columns (X is d_model x n); shapes, matrix formulas and "
+                           "matrix values are read in the row convention only, so this is not judged")
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
         try:
             with time_limit(seconds_per_piece):
@@ -78,6 +86,58 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
+
+
+_ROLE = r"\b{0}(?:_\{{?[\w,]+\}}?)?\s*=\s*(?:\\mathbf\{{)?([A-Z])\}}?\s*(?:\\mathbf\{{)?W"
+_NAMED = r"(?<![\\A-Za-z])(?<!\\mathbb\{{)(?<!\\mathcal\{{)(?<!\\text\{{)(?<!\\mathrm\{{)({0})(?![A-Za-z])"
+
+
+def _cross_roles(text: str) -> str:
+    r"""A cross-attention document that names its inputs otherwise (``Q_i = Y W_{Q,i}``, ``K_i = E W_{K,i}``: the
+    queries from ``Y``, keys and values from ``E``) with the model's names: queries from ``X``, keys and values
+    from ``Y``.  Only when both are single letters, distinct, and the model's letters are not used otherwise;
+    same length, lines do not move.
+
+    >>> _cross_roles(r"$Y \in R^{5 \times 4}$, $Q = Y W_Q$, $K = E W_K$, $V = E W_V$, $\mathbb{E}[x]$")
+    '$X \\in R^{5 \\times 4}$, $Q = X W_Q$, $K = Y W_K$, $V = Y W_V$, $\\mathbb{E}[x]$'
+    """
+    q = re.search(_ROLE.format("Q"), text)
+    k = re.search(_ROLE.format("K"), text)
+    if not q or not k or q.group(1) == k.group(1) or (q.group(1), k.group(1)) == ("X", "Y"):
+        return text
+    roles = {q.group(1): "X", k.group(1): "Y"}
+    others = {"X", "Y"} - set(roles)
+    if any(re.search(_NAMED.format(x), text) for x in others):
+        return text  # the document uses X or Y for something else
+    return re.sub(_NAMED.format("|".join(roles)), lambda m: roles[m.group(1)], text)
+
+
+_VERDICTS = ("correct", "wrong", "inconsistent", "assumed")
+#: a document whose tokens are columns: "one token per column", "tokens as column vectors", X in R^{d_model x n}
+_COLUMNS = re.compile(r"\b(?:one|each|every)\s+token\s+(?:per|as\s+a|is\s+a)\s+column\b"
+                      r"|\btokens?\s+(?:is|are|as|stored\s+as)\s+(?:a\s+)?column(?:\s+vector)?s?\b"
+                      r"|\btoken\s+is\s+a\s+\*{0,2}column[- ]vector"
+                      r"|\beach\s+column\s+(?:is|holds)\s+(?:a|one)\s+token\b"
+                      r"|X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*d_?\{?(?:\\text\{|\\mathrm\{)?model\}*\s*"
+                      r"\\times\s*(?:n|N|L|T)\s*\}", re.I)
+_H_IS_HEADS = re.compile(r"\$\s*H\s*=\s*\d+\s*\$[^.$]{0,40}?\bheads?\b"
+                         r"|\bnumber\s+of\s+(?:attention\s+|query\s+)?heads\b[^.$]{0,20}\$\s*H\s*(?:=\s*\d+\s*)?\$"
+                         r"|\$\s*H\s*\$\s*(?:attention\s+|query\s+)?heads\b", re.I)
+
+
+def _head_count_letter(text: str) -> str:
+    """A document that names the number of heads ``H`` ("$H = 8$ query heads", "the number of heads $H$") with
+    ``H`` read as ``h`` wherever it stands alone (``\\frac{d}{H}``, ``H d_k``); ``H_i`` and ``H^{(1)}`` stay
+    matrices.  Same length: lines and columns do not move.
+
+    >>> _head_count_letter(r"$H = 8$ heads, $d_k = d / H$, $H_1 = A_1 V_1$")
+    '$h = 8$ heads, $d_k = d / h$, $H_1 = A_1 V_1$'
+    >>> _head_count_letter(r"$H = A V$ is the output")
+    '$H = A V$ is the output'
+    """
+    if not _H_IS_HEADS.search(text):
+        return text
+    return re.sub(r"(?<![\\A-Za-z])H(?![A-Za-z_^({'])", "h", text)
 
 
 def _progress(pieces: list[Any], name: str) -> Any:
@@ -130,6 +190,16 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
                 continue
+            case = r"\b(?:for|take|with)\s+(?:a|an|another|any|some)\s+(?:[\w-]+\s+)?\$\s*"
+            if len(c.sides) == 2 and c.sides[0].strip() in doc.definitions and re.search(
+                    case + re.escape(p.text.strip()), p.sentence or "", re.I):  # "for a saturated $p \approx (0, 1)$"
+                emit(p.line + c.row, c.text, "given", f"another case: {c.sides[0].strip()} here is not the value given "
+                     "earlier", kind="formula")
+                continue
+            label = _variant_label(doc, p, c)
+            if label is not None:  # MQA ($g = 1$), MHA ($g = H$): what g is in that variant, not this model's g
+                emit(p.line + c.row, c.text, label[0], label[1], kind="setting", basis="computed")
+                continue
             subject = re.fullmatch(r"[A-Za-z](?:_\{?[^=]*?\}?)?(?:\^\{?\w+\}?)?", c.sides[0].strip())
             if c.ops and c.ops[0] == "eq" and subject:
                 doc.last_subject = c.sides[0].strip()
@@ -166,6 +236,30 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+
+
+_VARIANT = r"(MQA|MHA|multi-query|multi-head|standard\s+multi-head)(?:\s+attention)?\s*\(\s*\$\s*"
+
+
+def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None:
+    """``MQA ($g = 1$)``, ``MHA ($g = h$)``: the number of key/value heads that names a variant, judged against
+    that variant (multi-query: g = 1; multi-head: g = h), whatever this document's g."""
+    if len(c.sides) != 2 or c.ops != ("eq",) or dim_name(c.sides[0]) != "g":
+        return None
+    m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
+    if m is None:
+        return None
+    side = c.sides[1].strip()
+    h = doc.known_dims().get("h")
+    value = int(side) if side.isdigit() else h if dim_name(side) == "h" else None
+    multi_query = m.group(1).lower() in ("mqa", "multi-query")
+    want, name = (1, "multi-query attention shares one key/value head") if multi_query else \
+        (h, "multi-head attention has one key/value head per query head, g = h")
+    if value is None or want is None:
+        return "given", f"names the variant: {name}"
+    if value == want:
+        return "correct", f"{name}" + ("" if multi_query else f" = {h}")
+    return "wrong", f"{name}" + ("" if multi_query else f" = {h}") + f", not {side}"
 
 
 def _broken_rows(p: Any) -> dict[int, str]:
@@ -236,6 +330,10 @@ def _alias(c: Any) -> str | None:
     return None
 
 
+#: the sizes a condition of one sentence may set for a local example
+_LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
+
+
 def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     """The model a math piece is judged in: the document's own, or a local copy for an example inside a
     paragraph -- a condition that sets sizes ("with h = 1 the bound reads ...", "whenever d_k = 2", "for
@@ -244,11 +342,23 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     binds nothing in the document and lasts to the end of the paragraph."""
     from dataclasses import replace
 
+    from .prose import conditions
     from .read import hypothetical, scope
 
     paragraph = p.sentence or ""
     clause = p.clause or paragraph
-    sizes = {k: v for k, v in scope(clause).items() if k in ("n", "d_model", "h", "d_k", "d_v")}
+    sizes = {k: v for k, v in scope(clause).items() if k in _LOCAL_SIZES}
+    parts = [x.strip() for x in p.text.split("=")]
+    own = {dim_name(x): int(parts[-1]) for x in parts[:-1]} if len(parts) > 1 and parts[-1].isdigit() else {}
+    if own and None not in own:  # "for n = 3 ...; for n = 4 ...": the condition it is part of
+        name, value = next(iter(own.items()))
+        found = conditions(clause)
+        mine = [c for c in found if c.get(name or "") == value]
+        if mine:
+            sizes = {k: v for k, v in mine[0].items() if k in _LOCAL_SIZES}
+        elif len(own) > 1 and not found and hypothetical(clause):  # "at the other extreme, g = h = 8" (no other
+            # condition: with one, "with h = 1 we would have d_k = d_model = 2" is a claim in that condition)
+            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
     if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):
         return doc.local[1], doc.local[2]
     known = doc.known_dims()
@@ -258,7 +368,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     if not sizes or not local:
         return doc, {}
     for name, value in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", clause):  # every size this example sets
-        if dim_name(name) in ("n", "d_model", "h", "d_k", "d_v"):
+        if dim_name(name) in _LOCAL_SIZES:
             sizes.setdefault(dim_name(name) or "", int(value))
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
                    values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else {},

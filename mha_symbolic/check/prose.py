@@ -257,11 +257,48 @@ def _clean(term: str) -> str:
 
 
 _COND_ANYWHERE = r"if|when|whenever|assuming|suppose|wenn|falls|si|cuando|lorsque|quand|quando|se"
-_COND_CLAUSE = r"with|for|given|take|mit|für|bei|con|para|avec|pour|dans|com|em"
+_COND_CLAUSE = r"with|for|given|take|setting|letting|putting|mit|für|bei|con|para|avec|pour|dans|com|em"
 _HEAD_WORDS = r"head|kopf|cabeza|tête|tete|cabeça"
 _PREPOSITIONS = r"for|in|of|from|at|within|für|im|bei|von|des|para|en|de|del"
 _ARTICLES = r"(?:the|den|dem|der|die|das|la|el)\s+"
 _BINDING = r"([A-Za-z]\w*)\s*=\s*(\d+)(?![\d.])"
+
+
+def conditions(sentence: str) -> list[dict[str, int]]:
+    """The sizes each condition of ``sentence`` binds, one dict per condition in order ("for n = 3 ...; for
+    n = 4 ..." gives two).
+
+    >>> conditions("For $n = 3$ that is $6$; for $n = 4$, $h = 2$ it is $10$.")
+    [{'n': 3}, {'n': 4, 'h': 2}]
+    """
+    plain = _plain(sentence)
+    found: list[dict[str, int]] = []
+    starts = [m.end() for m in re.finditer(rf"\b(?:{_COND_ANYWHERE})\b", plain, re.I)]
+    starts += [m.end() for m in re.finditer(rf"(?:^|[(,;:])\s*(?:{_COND_CLAUSE})\b", plain, re.I)]
+    starts += [m.end() for m in re.finditer(r"\bfor(?=\s+[A-Za-z]\w*\s*=\s*\d)", plain, re.I)]  # "8 for d_k = 64"
+    starts += [m.end() for m in re.finditer(r"\bexamples?\s+(?:with|where|in which)\b|\b(?:special|limiting|extreme)"
+                                            r"\s+case(?:\s+of)?\b", plain, re.I)]
+    for start in sorted(set(starts)):
+        # a word slot starts only where a word starts, the binding's name only after a non-letter (linear; the
+        # unanchored form split one long word among the slots in O(L^4) ways)
+        m = re.match(rf"(?:\s*(?<![A-Za-z\-])[A-Za-z\-]+,?){{0,3}}?\s*(?<![A-Za-z]){_BINDING}", plain[start:])
+        if not m:
+            continue
+        at = start + m.start(1)
+        condition: dict[str, int] = {}
+        while True:
+            b = re.match(rf"\s*{_BINDING}", plain[at:])
+            if not b or not _name(b.group(1)):
+                break
+            condition.setdefault(_name(b.group(1)), int(b.group(2)))
+            at += b.end()
+            sep = re.match(r"\s*(?:,|and\b|und\b|y\b|e\b|&)\s*", plain[at:])
+            if not sep:
+                break
+            at += sep.end()
+        if condition:
+            found.append(condition)
+    return found
 
 
 def scope(sentence: str) -> dict[str, int]:
@@ -275,25 +312,9 @@ def scope(sentence: str) -> dict[str, int]:
     """
     plain = _plain(sentence)
     out: dict[str, int] = {}
-    starts = [m.end() for m in re.finditer(rf"\b(?:{_COND_ANYWHERE})\b", plain, re.I)]
-    starts += [m.end() for m in re.finditer(rf"(?:^|[(,;:])\s*(?:{_COND_CLAUSE})\b", plain, re.I)]
-    for start in sorted(starts):
-        # a word slot starts only where a word starts, the binding's name only after a non-letter (linear; the
-        # unanchored form split one long word among the slots in O(L^4) ways)
-        m = re.match(rf"(?:\s*(?<![A-Za-z\-])[A-Za-z\-]+,?){{0,3}}?\s*(?<![A-Za-z]){_BINDING}", plain[start:])
-        if not m:
-            continue
-        at = start + m.start(1)
-        while True:
-            b = re.match(rf"\s*{_BINDING}", plain[at:])
-            if not b or not _name(b.group(1)):
-                break
-            out.setdefault(_name(b.group(1)), int(b.group(2)))
-            at += b.end()
-            sep = re.match(r"\s*(?:,|and\b|und\b|y\b|e\b|&)\s*", plain[at:])
-            if not sep:
-                break
-            at += sep.end()
+    for condition in conditions(sentence):
+        for name, value in condition.items():
+            out.setdefault(name, value)
     ordinals = "|".join(sorted(_ORDINALS, key=len, reverse=True))
     heads = [(m.start(), int(m.group(1))) for m in (
         re.search(rf"\b(?:{_PREPOSITIONS})\s+(?:{_ARTICLES})?(?:attention\s+)?(?:{_HEAD_WORDS})\s*(?:#\s*)?(\d+)\b",
@@ -321,6 +342,8 @@ def hypothetical(sentence: str) -> bool:
     (True, False)
     """
     return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we"
+                          r"|(?:a|an|another|one)\s+(?:\w+\s+)?example\s+(?:with|where|in which)"
+                          r"|special case|limiting case|extreme case|other extreme|setting|letting"
                           r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo|par exemple|pour comparaison|aurait"
                           r"|serait|seria|por exemplo|para comparação)\b|^\s*\(", sentence, re.I))
 

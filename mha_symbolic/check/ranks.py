@@ -129,6 +129,10 @@ def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str,
         return "unchecked", f"operator {op} on a rank", None, ""
     D0 = doc.model().dims
     sizes = {D0.n: "n", D0.d_model: "d_model", D0.h: "h", D0.d_k: "d_k", D0.d_v: "d_v"}
+    free = sorted(name for s, name in sizes.items() if isinstance(s, Symbol))
+    if op == "eq" and free and as_sympy(R).is_number:  # "rank(Q K^T) = 2" of a worked example the model could not read
+        return ("unchecked", f"an exact rank of a matrix whose sizes the document does not fix ({', '.join(free)}): "
+                "not decided for every size, and no values to compute it on", None, "")
 
     def bound(D: Any) -> Any:
         return R.xreplace({s: getattr(D, name) for s, name in sizes.items() if isinstance(s, Symbol)})

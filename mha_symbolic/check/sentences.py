@@ -69,11 +69,28 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         if known is None:
             doc.bind_dim(s.name, int(s.value))
             emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
+        elif known != s.value and (_another_scenario(p.text) or _another_scenario(p.clause or "")):
+            emit(p.line, p.text, "given", f"a condition of this sentence only ({s.name} = {s.value}; {known} "
+                 "elsewhere)", kind="setting")
         elif known != s.value:
             emit(p.line, p.text, "wrong", f"{s.name} is {known} earlier in the document", str(known), "setting",
                  "computed")
         else:
             emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")
+
+
+def _another_scenario(sentence: str) -> bool:
+    """Does the sentence set up another configuration ("For a model with 24 layers and a context of 2048
+    tokens, ...", "Consider a model with ...", "Suppose ...")?  Sizes it states hold in it only.
+
+    >>> _another_scenario("For a model with 24 layers, the cache holds"), _another_scenario("It has 7 tokens")
+    (True, False)
+    """
+    from .read import hypothetical
+
+    return hypothetical(sentence) or bool(re.match(
+        r"\s*(?:for|in|with|take|consider|suppose|imagine|if)\s+(?:a|an|another|any|some)\b", sentence, re.I)) or \
+        bool(re.search(r"\bexample\s+above\b|\bsame\s+(?:context|example|setting|configuration)\b", sentence, re.I))
 
 
 def _declare(doc: DocumentModel, p: Any, emit: Any, subject: str, rows: str, cols: str) -> None:
@@ -122,6 +139,10 @@ def _code_spans(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int]) -
         tex = [{"d_model": "d_{model}"}.get(dim_name(x) or "", dim_name(x) or x) for x in c]
         if len(c) == 2 and scoped.get(dim_name(c[0]) or "") == (int(c[1]) if c[1].isdigit() else None):
             emit(p.line, p.text, "given", f"a condition of this sentence only ({tex[0]} = {c[1]})", kind="setting")
+            continue
+        if len(c) == 2 and c[1].isdigit() and (_another_scenario(p.text) or _another_scenario(p.clause or "")):
+            emit(p.line, p.text, "given", f"a condition of this sentence only ({tex[0]} = {c[1]}: another "
+                 "configuration)", kind="setting")
             continue
         got = judge(doc, tex, ["eq"] * (len(tex) - 1), p.text)
         if got is not None:

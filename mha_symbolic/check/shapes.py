@@ -65,6 +65,12 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     try:
         subject = doc.read(tex[where])
         stated = tuple(_size(doc, doc.read(t)) for t in shape_tex)
+        if re.fullmatch(r"\s*[QKV]\s*", tex[where]):  # K = X W_K in grouped-query attention: g heads' keys
+            from .grouped import stacked_shape
+
+            projected = stacked_shape(doc, tex[where], stated)
+            if projected is not None:
+                return projected
         if isinstance(subject, MatrixBase):
             shape = subject.shape
         elif hasattr(subject, "shape"):
@@ -93,6 +99,10 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             continue
         if simplify(a - b) != 0:
             diff = simplify(a - b)
+            unknown = sorted(str(x) for x in b.free_symbols if dim_name(str(x)) is None)
+            if unknown:  # H p x d_model with p never defined: a size the checker cannot read, not a contradiction
+                return ("unchecked", f"{tex[where]} is {got}; the stated {said} uses {', '.join(unknown)}, which the "
+                        "document does not define as a size", None, "")
             why = "" if diff.is_number else f" (they differ unless {a} = {b})"
             return _contradiction(subject, f"{tex[where]} is {got}, not {said}{why}", got)
     if bound:

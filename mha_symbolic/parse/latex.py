@@ -365,6 +365,10 @@ class _Reader:
                         i = end + 1
                     out.append(self.hold(obj))
                     continue
+                # an unknown name keeps its sub- and superscripts as written: the Q of W_{Q} is not the matrix Q
+                out.extend(tokens[i:atom[4]])
+                i = atom[4]
+                continue
             if t == "^":
                 sup, j = _group(tokens, i + 1)
                 if sup.strip() == "T":
@@ -561,8 +565,13 @@ def malformed(tex: str) -> str | None:
             else:
                 lefts.pop()
         elif t in (r"\begin", r"\end"):
-            m = re.match(r"\s*\{([^{}]*)\}", "".join(tokens[k + 1:k + 40]))
-            env = m.group(1).strip() if m else "?"
+            env, j = "?", k + 1
+            while j < len(tokens) and tokens[j].isspace():
+                j += 1
+            if j < len(tokens) and tokens[j] == "{":  # the name: up to its closing brace
+                close = next((c for c in range(j + 1, len(tokens)) if tokens[c] in ("{", "}")), None)
+                if close is not None and tokens[close] == "}":
+                    env = "".join(tokens[j + 1:close]).strip()
             if t == r"\begin":
                 envs.append(env)
             elif not envs:

@@ -1,0 +1,147 @@
+"""Notations that raised false alarms on correct documents (tests/corpus_clean/), each with its correct form
+judged (or left given) and a wrong form still flagged.  Documents written here, small, one point each."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_symbolic import check_text
+
+
+def statuses(text: str, line: int) -> list[str]:
+    return [f.status for f in check_text(text, isolate=False).findings if f.line == line]
+
+
+def flagged(text: str) -> list[int]:
+    return [f.line for f in check_text(text, isolate=False).findings if f.status in ("wrong", "inconsistent")]
+
+
+@pytest.mark.parametrize("value, status", [("2", "correct"), ("3", "wrong")])
+def test_capital_h_counts_the_heads(value, status):
+    doc = f"We use $H = 4$ heads and $d_{{model}} = 8$.\n\n$$d_k = d_{{model}} / H = {value}$$\n\n" \
+          "$$W_O \\in \\mathbb{R}^{8 \\times 8}$$\n"
+    assert statuses(doc, 3) == [status]
+    assert statuses(doc, 5) == ["correct"]  # H d_k x d_model, with H = 4
+
+
+def test_capital_h_stays_a_matrix_when_it_is_not_the_head_count():
+    doc = "We use $h = 2$ heads, $d_{model} = 4$, $n = 3$.\n\n$$H = A_1 V_1$$\n"
+    assert "wrong" not in statuses(doc, 3) and "inconsistent" not in statuses(doc, 3)
+
+
+@pytest.mark.parametrize("scale, status", [(r"\sqrt{d_k}", "correct"), ("d_k", "wrong")])
+def test_s_may_name_the_scaled_scores(scale, status):
+    doc = (f"We use $d_{{model}} = 8$, $h = 2$, $n = 3$.\n\n$$S_i = \\frac{{Q_i K_i^T}}{{{scale}}}$$\n\n"
+           "$$A_i = \\mathrm{softmax}(S_i)$$\n")
+    assert statuses(doc, 3) == [status]
+    if status == "correct":
+        assert statuses(doc, 5) == ["correct"]
+
+
+def test_a_condition_of_a_clause_is_its_own():
+    doc = ("We use $n = 3$ tokens, $h = 1$, $d_{model} = 2$.\n\n"
+           "For $n = 3$ that is $6$ allowed entries; for $n = 4$ it is $10$ allowed.\n")
+    assert flagged(doc) == []
+    assert statuses(doc, 3)[-1] == "given"
+
+
+@pytest.mark.parametrize("right, status", [("(1/3, 1/3, 1/3)", "correct"), ("(1/3, 1/3, 1/4)", "wrong"),
+                                           (r"\left(\frac{1}{1 + e^{2}}, \frac{e^{2}}{1 + e^{2}}\right)", "correct"),
+                                           (r"\left(\frac{1}{1 + e^{3}}, \frac{e^{3}}{1 + e^{3}}\right)", "wrong")])
+def test_softmax_values_as_exact_tuples(right, status):
+    left = r"\mathrm{softmax}(1, 1, 1)" if "1/3" in right else r"\mathrm{softmax}(1, 3)"
+    assert statuses(f"Row: ${left} = {right}$.\n", 1) == [status]
+
+
+def test_a_matrix_given_again_with_another_shape_is_another_example():
+    doc = ("Let $$S = \\begin{pmatrix} 2 & 1 \\\\ 0 & 3 \\end{pmatrix}.$$\n\n"
+           "A second example with three tokens:\n\n$$S = \\begin{pmatrix} 1 & 0 & 2 \\\\ 0 & 2 & 1 \\\\ 3 & 1 & 0"
+           " \\end{pmatrix}$$\n")
+    assert flagged(doc) == []
+    assert statuses(doc, 5) == ["given"]
+
+
+@pytest.mark.parametrize("rows, status", [("7", "correct"), ("5", "wrong")])
+def test_cross_attention_inputs_named_otherwise(rows, status):
+    doc = ("Cross-attention: decoder states $Y \\in \\mathbb{R}^{5 \\times 8}$ give the queries, the encoder "
+           "output $E \\in \\mathbb{R}^{7 \\times 8}$ the keys and values; $h = 2$, $d_{model} = 8$, $n_q = 5$, "
+           "$n_{kv} = 7$.\n\n$$Q_i = Y W_{Q,i}, \\quad K_i = E W_{K,i}, \\quad V_i = E W_{V,i}$$\n\n"
+           f"$$K_1 \\in \\mathbb{{R}}^{{{rows} \\times 4}}$$\n")
+    assert flagged(doc) == ([] if status == "correct" else [5])
+    assert statuses(doc, 3) == ["correct"] * 3
+
+
+def test_tokens_as_columns_leave_shapes_unjudged_and_arithmetic_checked():
+    doc = ("Every token is a column vector: $X \\in \\mathbb{R}^{d_{model} \\times n}$ with $d_{model} = 8$, "
+           "$h = 2$.\n\n$$Q_i = W_i^Q X \\in \\mathbb{R}^{4 \\times n}$$\n\n$$3 \\cdot 4 \\cdot 8 = 97$$\n")
+    assert flagged(doc) == [5]  # the arithmetic; the column-convention product is not judged
+    assert statuses(doc, 3) == ["unchecked"]
+
+
+@pytest.mark.parametrize("label, status", [("MQA ($g = 1$)", "correct"), ("MQA ($g = 2$)", "wrong"),
+                                           ("MHA ($g = H$)", "correct")])
+def test_a_variant_named_by_its_key_value_heads(label, status):
+    doc = (f"We use $H = 8$ query heads, $g = 2$ key/value heads and $d_{{model}} = 64$.\n\n"
+           f"GQA sits between {label} and the others.\n")
+    assert statuses(doc, 3) == [status]
+
+
+def test_kv_cache_of_the_same_context_as_the_sentence_before():
+    doc = ("We use $h = 8$ heads, $d_{model} = 256$ and $g = 2$ key/value heads, in fp16.\n\n"
+           "For a model with 24 layers and a context of 2048 tokens, the GQA cache holds 12 MiB.\n"
+           "The MHA cache would need 48 MiB for the same context.\n")
+    assert statuses(doc, 3) == ["correct"]
+    assert statuses(doc, 4) == ["correct"]
+    wrong = doc.replace("48 MiB", "40 MiB")
+    assert "wrong" in statuses(wrong, 4)
+
+
+@pytest.mark.parametrize("second, status", [(r"\begin{bmatrix} 0 & 1 \\ 1 & 0 \end{bmatrix}", "given"),
+                                            (r"\begin{bmatrix} 1 & 0 \\ 0 & 1 \end{bmatrix}", "given")])
+def test_lowercase_role_subscripts_name_three_matrices(second, status):
+    """W_q, W_k, W_v are the query, key and value weights: W_k is not W_q (the reader held the q of W_q)."""
+    doc = (f"$$W_q = \\begin{{bmatrix}} 1 & 0 \\\\ 0 & 1 \\end{{bmatrix}}, \\quad W_k = {second}$$\n")
+    assert flagged(doc) == []
+
+
+def test_unknown_name_keeps_its_subscript():
+    from mha_symbolic.check.model import DocumentModel
+
+    d = DocumentModel()
+    assert [str(d.read(t)) for t in ("W_q", "W_{K}", "W_V")] == ["W_Q", "W_K", "W_V"]
+
+
+@pytest.mark.parametrize("amount, status", [("16 KiB", "correct"), ("32 KiB", "wrong")])
+def test_kv_cache_of_the_variant_a_sentence_names(amount, status):
+    doc = ("We use $h = 32$ heads, $d_{model} = 4096$ and $g = 8$ key/value heads, 32 layers, in fp16.\n\n"
+           f"With MQA (a single KV head) the KV cache would be {amount} per token.\n")
+    assert statuses(doc, 3) == [status]
+
+
+def test_an_exact_rank_with_unfixed_sizes_is_not_refuted_by_choosing_them():
+    doc = "Take $N = 4$ and $d_k = 2$.\n\n$$\\operatorname{rank}(Q K^T) = 2$$\n"
+    assert statuses(doc, 3) == ["unchecked"]
+    general = SIZES_RANK + "$$\\mathrm{rank}(Q_1 K_1^T) = n$$\n"
+    assert statuses(general, 3) == ["wrong"]  # a symbolic right side is a claim for every input: refuted
+
+
+SIZES_RANK = "We use $h = 2$ heads, $d_{model} = 4$ and $n = 3$ tokens.\n\n"
+
+
+def test_a_named_value_in_another_case_is_not_compared():
+    doc = "Here $p = (1/4, 3/4)$.\n\nFor a saturated $p \\approx (0, 1)$ the gradient vanishes.\n"
+    assert statuses(doc, 3) == ["given"]
+    assert flagged("Here $p = (1/4, 3/4)$.\n\nSo $p \\approx (0, 1)$.\n") == [3]
+
+
+def test_sizes_in_code_for_another_configuration():
+    doc = ("We use `n_heads = 32`, `n_kv_heads = 8` and `head_dim = 128`.\n\n"
+           "For a smaller model with `n_heads = 16`, `n_kv_heads = 2`, `head_dim = 64`, the width is 1024.\n")
+    assert flagged(doc) == []
+    assert set(flagged(doc.replace("For a smaller model with", "Our model has"))) == {3}
+
+
+def test_a_stated_shape_with_an_undefined_size_is_unchecked():
+    doc = "We use $h = 2$ heads and $d_{model} = 8$.\n\n$$W_O \\in \\mathbb{R}^{h p \\times d_{model}}$$\n"
+    assert statuses(doc, 3) == ["unchecked"]
+    assert statuses(doc.replace("h p", "h d_k"), 3) == ["correct"]
