@@ -145,3 +145,77 @@ def test_a_stated_shape_with_an_undefined_size_is_unchecked():
     doc = "We use $h = 2$ heads and $d_{model} = 8$.\n\n$$W_O \\in \\mathbb{R}^{h p \\times d_{model}}$$\n"
     assert statuses(doc, 3) == ["unchecked"]
     assert statuses(doc.replace("h p", "h d_k"), 3) == ["correct"]
+
+
+# ----- a review of the rules above: where they had let a planted error through --------------------------------
+def test_unindexed_weights_do_not_commute():
+    doc = ("We use $h = 1$, $d_{model} = 4$, $n = 3$.\n\n$$Q = X W_Q, \\quad K = X W_K$$\n\n"
+           "$$Q K^T = X W_K W_Q^T X^T$$\n")
+    assert statuses(doc, 5) == ["unchecked"]  # never "correct": W_Q and W_K are not numbers
+
+
+def test_a_row_convention_document_that_mentions_columns_is_judged():
+    doc = ("Some texts store tokens as columns; here tokens are rows, $X \\in \\mathbb{R}^{3 \\times 4}$, $h = 2$.\n\n"
+           "$$Q_1 K_1^T \\in \\mathbb{R}^{3 \\times 2}$$\n")
+    assert statuses(doc, 3) == ["wrong"]
+
+
+@pytest.mark.parametrize("sentence", ["In the same configuration, the model uses 6 heads.",
+                                      "The example above uses 6 heads.", "With a causal mask the model uses 6 heads."])
+def test_sentences_about_the_documents_own_model_are_judged(sentence):
+    assert statuses(f"We use $h = 8$ heads and $d_{{model}} = 64$.\n\n{sentence}\n", 3) == ["wrong"]
+
+
+def test_setting_a_size_to_its_own_value_is_not_another_example():
+    doc = "We use $d_{model} = 6$ and $h = 2$.\n\nSetting $h = 2$, we get $d_k = 4$.\n"
+    assert "wrong" in statuses(doc, 3)
+
+
+def test_a_per_token_figure_is_per_token():
+    doc = ("We use $h = 8$ heads, $d_{model} = 512$, $g = 2$ key/value heads, 32 layers, in fp16, and a context of "
+           "2048 tokens.\n\nThe KV cache takes 256 MiB per token.\n")
+    assert statuses(doc, 3) == ["wrong"]
+
+
+def test_a_claim_that_the_model_is_mqa_is_judged_against_its_g():
+    doc = "We use $h = 8$ heads, $g = 2$ key/value heads and $d_{model} = 64$.\n\nOur layer uses MQA ($g = 1$).\n"
+    assert statuses(doc, 3) == ["wrong"]
+
+
+def test_a_second_definition_of_s_is_a_contradiction_not_a_rename():
+    doc = ("We use $d_{model} = 8$, $h = 2$, $n = 3$.\n\n$$S_1 = Q_1 K_1^T$$\n\n"
+           "$$S_1 = \\frac{Q_1 K_1^T}{\\sqrt{d_k}}$$\n")
+    assert [statuses(doc, 3), statuses(doc, 5)] == [["correct"], ["wrong"]]
+    scaled = ("We use $d_{model} = 8$, $h = 2$, $n = 3$.\n\n$$S_1 = \\frac{Q_1 K_1^T}{\\sqrt{d_k}}$$\n\n"
+              "$$A_1 = \\mathrm{softmax}\\left(\\frac{S_1}{\\sqrt{d_k}}\\right)$$\n")
+    assert statuses(scaled, 5) == ["wrong"]  # scaled twice: the rename reaches S_1 inside \frac{...}
+
+
+def test_a_weight_given_again_with_another_shape_is_compared():
+    doc = ("We use $h = 1$, $d_{model} = 2$, $d_k = 1$, $n = 2$.\n\n"
+           "$$W_1^Q = \\begin{bmatrix} 1 \\\\ 2 \\end{bmatrix}$$\n\n"
+           "$$W_1^Q = \\begin{bmatrix} 1 & 0 \\\\ 2 & 1 \\end{bmatrix}$$\n")
+    assert statuses(doc, 5) == ["inconsistent"]  # W_1^Q is 2 x 1 (d_model x d_k): flagged, not a new example
+
+
+def test_a_size_the_document_names_is_substituted_in_a_stated_shape():
+    doc = "We use $h = 2$ heads, $d_{model} = 8$, $n = 3$ and $d_h = 4$.\n\n$$Q_1 \\in \\mathbb{R}^{n \\times 2d_h}$$\n"
+    assert statuses(doc, 3) == ["wrong"]
+    assert statuses(doc.replace("2d_h", "d_h"), 3) == ["correct"]
+
+
+def test_an_exact_rank_above_the_bound_for_every_size_is_wrong():
+    doc = "We use $h = 1$ and $d_k = 2$.\n\n$$\\mathrm{rank}(Q_1 K_1^T) = 3$$\n"
+    assert statuses(doc, 3) == ["wrong"]
+
+
+def test_layers_and_heads_counted_by_the_words_after_them():
+    doc = ("A model with $n_q = 64$ query heads, $n_{kv} = 8$ key/value heads, $L = 80$ layers and "
+           "$d_{head} = 128$.\n\nEach key/value head serves $64 / 8 = 8$ query heads.\n")
+    assert flagged(doc) == []
+    assert statuses(doc, 1)[:1] == ["given"]
+
+
+def test_thousands_separators_are_read():
+    assert statuses("$$4 \\cdot 1024^2 = 4{,}194{,}304$$\n", 1) == ["correct"]
+    assert statuses("$$4 \\cdot 1024^2 = 4{,}194{,}305$$\n", 1) == ["wrong"]

@@ -60,7 +60,7 @@ _TOKENS = re.compile(r"\b(\d[\d,]*)[- ](?:tokens?|token\s+context)\b|\bcontext\s
 
 def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int | None]:
     """Candidate token counts, layer counts and the bytes per value (None if unknown)."""
-    tokens = []  # "per token" is 1; a sentence may give that and a total ("512 KiB per token and 4 GiB in total")
+    tokens = []
     m = _TOKENS.search(s)
     if m:
         tokens = [int(next(x for x in m.groups() if x).replace(",", ""))]
@@ -70,8 +70,11 @@ def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int 
         layers = [int(ml.group(1) or ml.group(2))]
     if not layers:
         layers = sorted({1, doc.memory.get("layers", 1)})
-    if not tokens:  # no count here: per token, or the context an earlier sentence stated ("the same context"),
-        tokens = sorted({1, doc.memory.get("tokens", 1), doc.known_dims().get("n", 1)})  # or the document's n
+    last = list(_AMOUNT.finditer(s))
+    if not tokens and (not last or re.match(r"\s*(?:per|a|each)\s+token\b", s[last[-1].end():], re.I)):
+        tokens = [1]  # "256 MiB per token"
+    if not tokens:  # a total, no count here: the context an earlier sentence stated ("the same context"), or n
+        tokens = sorted({1, doc.memory.get("tokens", 1), doc.known_dims().get("n", 1)})
     size = None
     mb = re.search(r"\b(\d+)[- ]bytes?\s+per\s+(?:value|element|number|entry|scalar)\b", s, re.I)
     if mb:
@@ -154,7 +157,8 @@ def about_mha(s: str, at: int) -> bool:
     would have N parameters"): named before the number, and grouped attention not named at all?  ("K and V hold
     N parameters, against M in multi-head attention" speaks of the document's own model.)"""
     mha = _MHA.search(s)
-    relative = mha is not None and re.search(r"\b(?:of|than|to|vs\.?|versus)\s+(?:the\s+)?$", s[:mha.start()], re.I)
+    before = r"(?:\bof|\bthan|\bcompared\s+(?:to|with)|\brelative\s+to|\bvs\.?|\bversus)\s+(?:the\s+)?$"
+    relative = mha is not None and re.search(before, s[:mha.start()], re.I)
     return mha is not None and mha.start() < at and not _GROUPED.search(s) and not relative
 
 
@@ -168,6 +172,8 @@ def _variant_before(s: str, at: int) -> str | int | None:
     (32, None)
     """
     sentence = re.split(r"(?<=[.;])\s+", s[:at])[-1]
+    if re.search(r"\bGQA\b|grouped|\b(?:our|this)\s+(?:model|layer)\b", sentence[12:], re.I):
+        return None  # "In MHA every head has its own keys, but our GQA model caches ...": about the model
     m = re.match(r"\s*(?:with|for|in|under)\s+(?:standard\s+)?(MHA|MQA|GQA|multi-head attention|multi-query attention)"
                  r"(?:\s*\(\s*(?:(a\s+single|one|\d+)\s+(?:KV|key/value|key-value)\s+heads?)\s*\))?", sentence, re.I)
     if m is None:
@@ -180,12 +186,17 @@ def _variant_before(s: str, at: int) -> str | int | None:
     return "mha" if name.startswith(("mha", "multi-head")) else None
 
 
-def judge_cache(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
+def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
     from ..proofs.counts import kv_cache_per_token
 
     amount = _AMOUNT.search(s)
     last = list(_AMOUNT.finditer(s))
     variant = _variant_before(s, last[-1].start()) if last else None
+    if variant is None and last and context:  # the line continues a sentence that opened with the variant
+        variant = _variant_before(context, len(context))
+    if last and re.search(r"\bbatch\b", s + " " + context, re.I):
+        return [("unchecked", "a cache for a batch of sequences: the batch size times the cache per sequence is not "
+                 "read", None, "")]
     if variant is not None:  # "With MQA (a single KV head) it would be 16 KiB": that variant's cache
         h = as_int(M.dims.h)
         M = M.replace_options(kv_heads=None if variant == "mha" or variant == h else

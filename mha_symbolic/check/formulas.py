@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import MatrixSymbol
+from sympy import MatrixSymbol, Symbol
 
 from ..errors import MHASymbolicError
 from ..latex import latex
@@ -86,6 +86,11 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
         return "given", f"a definition of {name}" + (f" in {', '.join(inputs)}" if inputs else ""), None, ""
     if foreign:
         return "given", f"a definition of {', '.join(sorted(foreign))}", None, ""
+    loose = sorted({str(x) for side in sides for x in side.free_symbols
+                    if type(x) is Symbol and re.match(r"W(?![A-Za-z])", str(x)) and dim_name(str(x)) is None})
+    if loose:  # W_Q with no head index, read as a number: it would commute (X W_K W_Q^T = X W_Q W_K^T)
+        return ("unchecked", f"{', '.join(loose)}: not a matrix of the model (its shape is unknown), so the formula "
+                "is not compared", None, "")
     try:
         expanded = [_sized(doc, _expanded(doc, s)) for s in sides]
     except (MHASymbolicError, KeyError, ValueError, TypeError) as e:
@@ -118,6 +123,8 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
                 return "correct", renamed, None, "proven"
             return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}"
                     + (" (and differs on the document's values)" if on_values is False else ""), _show(a), "proven")
+    if re.fullmatch(r"\s*S(_\{?\s*[\w,]+\s*\}?|\^\{?\(?\w+\)?\}?)?\s*", tex[0]) and "S" not in doc.renames:
+        doc.unscaled_s = True  # S_1 = Q_1 K_1^T held: S names the unscaled scores in this document
     return "correct", "the same expression in the model's inputs" + note, None, "proven"
 
 
@@ -126,8 +133,8 @@ def _scaled_scores_named(doc: DocumentModel, tex: list[str], right: Any) -> str 
     side is the model's ``S'`` of that head, ``S`` is read as ``S'`` from here on (as "P_i for the attention
     weights" renames P); the message says so.  None otherwise."""
     m = re.fullmatch(r"\s*S(_\{?\s*[\w,]+\s*\}?|\^\{?\(?\w+\)?\}?)?\s*", tex[0])
-    if m is None or "S" in doc.renames:
-        return None
+    if m is None or "S" in doc.renames or doc.unscaled_s:
+        return None  # S already stood for the unscaled scores: S = Q K^T / sqrt(d_k) is then a contradiction
     try:
         model_scaled = _sized(doc, _expanded(doc, doc.read("S'" + re.sub(r"^\^\{?\(?(\w+)\)?\}?$", r"_{\1}",
                                                                           m.group(1) or ""))))

@@ -216,10 +216,11 @@ def _plain(text: str) -> str:
     return re.sub(r"\s*\*\s*", " * ", plain(text))
 
 
-def judge_sentence(doc: DocumentModel, text: str) -> list[Verdict3]:
+def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Verdict3]:
     """The verdicts on a sentence about the grouping, the KV cache or the parameters (none when it states
-    nothing of the kind)."""
-    s = _plain(text)
+    nothing of the kind); ``context``: the whole sentence a line of it belongs to ("With MHA we would have ...
+    \n cache would be 10 GiB")."""
+    s = _plain(re.sub(r"(\d)\{,\}(?=\d)", r"\1,", text))  # 32{,}768: a thousands separator
     remember(doc, s)
     if doc.known_dims().get("g") is None:
         if _CACHE.search(s) and re.search(rf"\b{_KV}\s+heads?\b|\bGQA\b|\bMQA\b|grouped|multi-query", s, re.I):
@@ -235,7 +236,7 @@ def judge_sentence(doc: DocumentModel, text: str) -> list[Verdict3]:
     if reads:
         out.append(_kv_index(doc, M, int(reads.group(1)), int(reads.group(2) or reads.group(3))))
     if _CACHE.search(s):
-        out += judge_cache(doc, M, s)
+        out += judge_cache(doc, M, s, _plain(context) if context else "")
     if _PARAMS.search(s):
         out += judge_parameters(doc, M, s)
     problem = kv_heads_problem(doc)
@@ -274,7 +275,7 @@ def _kv_index(doc: DocumentModel, M: Any, i: int, j: int) -> Verdict3:
 def grouped_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
     """Judge a line of prose (or a formula with a named quantity) about grouped-query attention; True when it
     stated something of the kind (the line is then not read again as prose)."""
-    verdicts = judge_sentence(doc, p.text)
+    verdicts = judge_sentence(doc, p.text, p.clause or "")
     if not verdicts:
         return False
     status, message, expected, basis = _worst(verdicts)

@@ -188,6 +188,9 @@ def _misaligned(doc: DocumentModel, sides: list[Any]) -> Verdict3 | None:
                 inner = inner.subs(_dims_subs(doc, inner)) if inner.free_symbols else inner
                 if inner == 0 or not inner.free_symbols and inner.is_zero is not False:
                     continue
+                sizes = (as_sympy(a.shape[1]), as_sympy(b.shape[0]))
+                if any(x.is_number for x in sizes) and inner.free_symbols:
+                    continue  # 3 against an n the document has not fixed: they may well be equal
                 columns = simplify(as_sympy(a.shape[0]) - as_sympy(b.shape[1])) == 0
                 why = (f"; read in the column convention (each matrix transposed, {b}^T {a}^T ... as columns) it "
                        "fits, so the document mixes the two conventions") if columns else ""

@@ -74,7 +74,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     >>> canonical_tex(r"\mathrm{head_0} = H_0", zero_based=True)
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
     """
-    t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", tex)  # spacing commands
+    t = re.sub(r"(\d)\{,\}(?=\d{3}(?!\d))", r"\1", tex)  # 262{,}144: a thousands separator
+    t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", t)  # spacing commands
     t = re.sub(r"\\(min|max)\s*\\\{(.*?)\\\}", r"\\\1(\2)", t)  # \min\{a, b\}
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
     t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
@@ -274,6 +275,7 @@ class DocumentModel:
     mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
     causal_text: bool = False  # the document speaks of the causal (look-ahead) mask somewhere
     columns: bool = False  # tokens are columns (X is d_model x n): shapes and matrix formulas are not judged
+    unscaled_s: bool = False  # the document's S_i = Q_i K_i^T held (S is not the scaled scores here)
     causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
@@ -436,7 +438,8 @@ class DocumentModel:
     def _local_names(self, tex: str) -> str:
         """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
         for name, target in self.renames.items():  # "P_i for the attention weights": P_1 is A_1
-            tex = re.sub(rf"(?<![\\A-Za-z_^{{]){re.escape(name)}(?=\s*_|\^\{{?\()", target.replace("\\", "\\\\"), tex)
+            where = rf"(?<![\\A-Za-z_^])(?<![_^]{{){re.escape(name)}(?=\s*_|\^\{{?\()"  # also inside \frac{S_1}{...}
+            tex = re.sub(where, target.replace("\\", "\\\\"), tex)
         for name, target in self.aliases.items():
             tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{]))({name})(?![_a-z{{])", "(" + target + ")", tex)
         if self.current_head is not None:

@@ -90,6 +90,10 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
                 doc.bind_dim(name, int(value))
                 bound.append(name)
                 values[i] = value
+            elif len(sides) == 2 and isinstance(sides[i], Symbol) and str(sides[i]) not in doc.definitions and \
+                    re.fullmatch(r"[dDnN]_\{?\w+\}?", str(sides[i])):  # a size by its name (d_h, n_layers)
+                doc.definitions[str(sides[i])] = value  # $d_h = 4$: a name the document gives a number
+                return "given", f"{tex[i].strip()} = {value}: a name the document gives a value", None, ""
     if any(not v.is_number for v in values):
         if not all(op == "eq" for op in ops):
             doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
@@ -300,18 +304,6 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
         is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
                                         or key in ("m", "M") and doc.mask is not None)
-        given = doc.values.get(key) if key is not None and is_input else doc.definitions.get(getattr(s, "name", ""))
-        if given is not None and _literal(given) is not None and stated_shape is not None and \
-                given.shape != stated.shape:
-            # a matrix the document gave is given again with another shape: another example, not a claim
-            if is_input:
-                doc.restart()
-                doc.values[key] = stated  # type: ignore[index]
-            else:
-                doc.definitions[s.name] = stated
-            verdicts.append(("given", f"another example: {tex[i]} given again ({stated.rows} x {stated.cols}; it was "
-                             f"{given.rows} x {given.cols}), the earlier values no longer apply", None, ""))
-            continue
         if key is not None and is_input and key not in doc.values:
             known = doc.known_dims()
             if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")

@@ -45,7 +45,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
     doc.causal_text = bool(CAUSAL_WORDS.search(repair.text))
-    doc.columns = bool(_COLUMNS.search(repair.text))
+    doc.columns = bool(_COLUMNS.search(repair.text)) and not _ROWS.search(repair.text)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]",
@@ -89,7 +89,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
 
 _ROLE = r"\b{0}(?:_\{{?[\w,]+\}}?)?\s*=\s*(?:\\mathbf\{{)?([A-Z])\}}?\s*(?:\\mathbf\{{)?W"
-_NAMED = r"(?<![\\A-Za-z])(?<!\\mathbb\{{)(?<!\\mathcal\{{)(?<!\\text\{{)(?<!\\mathrm\{{)({0})(?![A-Za-z])"
+_NAMED = (r"(?<![\\A-Za-z^_])(?<![\^_]\{{)(?<!\\mathbb\{{)(?<!\\mathcal\{{)(?<!\\text\{{)(?<!\\mathrm\{{)({0})"
+          r"(?![A-Za-z])")
 
 
 def _cross_roles(text: str) -> str:
@@ -103,7 +104,8 @@ def _cross_roles(text: str) -> str:
     """
     q = re.search(_ROLE.format("Q"), text)
     k = re.search(_ROLE.format("K"), text)
-    if not q or not k or q.group(1) == k.group(1) or (q.group(1), k.group(1)) == ("X", "Y"):
+    if not q or not k or q.group(1) == k.group(1) or (q.group(1), k.group(1)) == ("X", "Y") or \
+            {q.group(1), k.group(1)} & set("TASMPOIQKVW"):  # T of ^T, the model's own step and weight letters
         return text
     roles = {q.group(1): "X", k.group(1): "Y"}
     others = {"X", "Y"} - set(roles)
@@ -114,12 +116,9 @@ def _cross_roles(text: str) -> str:
 
 _VERDICTS = ("correct", "wrong", "inconsistent", "assumed")
 #: a document whose tokens are columns: "one token per column", "tokens as column vectors", X in R^{d_model x n}
-_COLUMNS = re.compile(r"\b(?:one|each|every)\s+token\s+(?:per|as\s+a|is\s+a)\s+column\b"
-                      r"|\btokens?\s+(?:is|are|as|stored\s+as)\s+(?:a\s+)?column(?:\s+vector)?s?\b"
-                      r"|\btoken\s+is\s+a\s+\*{0,2}column[- ]vector"
-                      r"|\beach\s+column\s+(?:is|holds)\s+(?:a|one)\s+token\b"
-                      r"|X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*d_?\{?(?:\\text\{|\\mathrm\{)?model\}*\s*"
-                      r"\\times\s*(?:n|N|L|T)\s*\}", re.I)
+_COLUMNS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*d_?\{?(?:\\text\{|\\mathrm\{)?model\}*\s*"
+                      r"\\times\s*(?:n|N|L|T)\s*\}")  # X in R^{d_model x n}: tokens are X's columns
+_ROWS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*(?:n|N|L|T)\s*\\times\s*d")
 _H_IS_HEADS = re.compile(r"\$\s*H\s*=\s*\d+\s*\$[^.$]{0,40}?\bheads?\b"
                          r"|\bnumber\s+of\s+(?:attention\s+|query\s+)?heads\b[^.$]{0,20}\$\s*H\s*(?:=\s*\d+\s*)?\$"
                          r"|\$\s*H\s*\$\s*(?:attention\s+|query\s+)?heads\b", re.I)
@@ -196,6 +195,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", f"another case: {c.sides[0].strip()} here is not the value given "
                      "earlier", kind="formula")
                 continue
+            counted = _counted(doc, p, c)
+            if counted is not None:  # "$L = 80$ layers", "$n_q = 64$ query heads": what the number counts
+                emit(p.line + c.row, c.text, "given", counted, kind="setting")
+                continue
             label = _variant_label(doc, p, c)
             if label is not None:  # MQA ($g = 1$), MHA ($g = H$): what g is in that variant, not this model's g
                 emit(p.line + c.row, c.text, label[0], label[1], kind="setting", basis="computed")
@@ -241,17 +244,52 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
 _VARIANT = r"(MQA|MHA|multi-query|multi-head|standard\s+multi-head)(?:\s+attention)?\s*\(\s*\$\s*"
 
 
-def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None:
-    """``MQA ($g = 1$)``, ``MHA ($g = h$)``: the number of key/value heads that names a variant, judged against
-    that variant (multi-query: g = 1; multi-head: g = h), whatever this document's g."""
-    if len(c.sides) != 2 or c.ops != ("eq",) or dim_name(c.sides[0]) != "g":
+def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
+    """``$L = 80$ layers`` or ``$n_q = 64$ query heads``: a number the words after it say counts layers or heads,
+    not the size its letter usually names (L and n_q are a sequence length elsewhere); the heads are bound as
+    ``h`` or ``g``.  None when the words say nothing of the kind."""
+    if len(c.sides) != 2 or c.ops != ("eq",) or not c.sides[1].strip().isdigit() or \
+            not re.fullmatch(r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*", c.sides[0]):  # a name: 16 / 2 = 8 heads is a ratio
         return None
-    m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
+    m = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$\s*((?:[\w/-]+\s+){0,2}?)(layers|heads)\b",
+                  p.sentence or "", re.I)
     if m is None:
         return None
+    value, words = int(c.sides[1]), m.group(1).lower()
+    if m.group(2).lower() == "layers":
+        doc.memory["layers"] = value
+        return f"the number of layers ({value})"
+    name = "g" if re.search(r"key|kv|k/v", words) or dim_name(c.sides[0]) == "g" else "h"
+    known = doc.known_dims().get(name)
+    if known is None:
+        doc.bind_dim(name, value)
+        return f"sets {name} = {value} (the number of {'key/value' if name == 'g' else 'query'} heads)"
+    return None if known == value else f"the number of heads ({value}) in a sentence of its own"
+
+
+def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None:
+    """``MQA ($g = 1$)``, ``MHA ($g = h$)``, "in multi-head attention ... $n_{kv} = n_q$": the number of key/value
+    heads said of a variant the sentence names, judged against that variant (multi-query: g = 1; multi-head:
+    g = h), whatever this document's g."""
+    kv = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
+    if kv != "g" and not (kv == "n_kv" and not doc.cross):
+        return None
+    contrast = r"\b(?:between|versus|vs\.?|compared|than|interpolat\w*|extreme|special case|standard|whereas|while|" \
+        r"instead|would|other|both)\b"
+    if not re.search(contrast, p.sentence or "", re.I):
+        return None  # "Our layer uses MQA ($g = 1$)": a claim about this model, judged against its g
+    m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
+    if m is None:
+        named = {x.lower() for x in re.findall(r"\b(MQA|MHA|multi-query|multi-head)\b", p.clause or "", re.I)}
+        named = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in named}
+        if len(named) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):
+            return None
+        m = re.match(r"(\w+)", "MQA" if named == {"mqa"} else "MHA")
+    assert m is not None
     side = c.sides[1].strip()
     h = doc.known_dims().get("h")
-    value = int(side) if side.isdigit() else h if dim_name(side) == "h" else None
+    value = int(side) if side.isdigit() else h if dim_name(side) == "h" or re.fullmatch(r"n_\{?q\}?", side) \
+        else None
     multi_query = m.group(1).lower() in ("mqa", "multi-query")
     want, name = (1, "multi-query attention shares one key/value head") if multi_query else \
         (h, "multi-head attention has one key/value head per query head, g = h")
@@ -359,6 +397,11 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         elif len(own) > 1 and not found and hypothetical(clause):  # "at the other extreme, g = h = 8" (no other
             # condition: with one, "with h = 1 we would have d_k = d_model = 2" is a claim in that condition)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
+        elif not found and re.match(r"\s*(?:with|for|if|when|whenever|setting|letting|assuming)\s+\$\s*"
+                                    + re.escape(p.text.strip()) + r"\s*\$", clause, re.I):
+            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
+    if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention
+        sizes["g"] = sizes.pop("n_kv")
     if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):
         return doc.local[1], doc.local[2]
     known = doc.known_dims()

@@ -54,6 +54,7 @@ _ALIASES = {
     "embed_dim": "d_model", "hidden_size": "d_model", "d_k": "d_k", "dk": "d_k", "d_head": "d_k",
     "head_dim": "d_k", "d_q": "d_k", "dq": "d_k", "head_size": "d_k", "d_v": "d_v", "dv": "d_v",
     "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "num_key_value_heads": "g", "n_kv_head": "g",
+    "n_kv": "n_kv",  # the keys of cross-attention, or the key/value heads elsewhere (see DocumentModel.known_dims)
 }
 _LABELS = [
     ("h", r"number\s+of\s+(?:attention\s+)?heads|head\s+count|anzahl\s+der\s+köpfe|número\s+de\s+cabezas"),
@@ -88,6 +89,7 @@ def _plain(text: str) -> str:
     t = re.sub(r"\\(?:text|mathrm|textrm|operatorname|mathit|mathbf|boldsymbol|mathsf|textnormal|mbox)\s*\{([^{}]*)\}",
                r"\1", t)
     t = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1/\2", t)
+    t = re.sub(r"(?<=[A-Za-z])_\{(\w+)\}", r"_\1", t)  # n_{kv} = 1: the binding's name as one word
     for cmds, sym in ((r"le|leq|leqslant", "≤ "), (r"ge|geq|geqslant", "≥ "), (r"ne|neq", "≠ "), (r"approx", "≈ "),
                       (r"lt", "< "), (r"gt", "> "), (r"in", "∈ "), (r"cdot|times", "*"), (r"quad|qquad", ", "),
                       (r"left|right", "")):
@@ -343,7 +345,7 @@ def hypothetical(sentence: str) -> bool:
     """
     return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we"
                           r"|(?:a|an|another|one)\s+(?:\w+\s+)?example\s+(?:with|where|in which)"
-                          r"|special case|limiting case|extreme case|other extreme|setting|letting"
+                          r"|special case|limiting case|extreme case|other extreme"
                           r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo|par exemple|pour comparaison|aurait"
                           r"|serait|seria|por exemplo|para comparação)\b|^\s*\(", sentence, re.I))
 

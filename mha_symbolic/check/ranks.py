@@ -131,6 +131,10 @@ def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str,
     sizes = {D0.n: "n", D0.d_model: "d_model", D0.h: "h", D0.d_k: "d_k", D0.d_v: "d_v"}
     free = sorted(name for s, name in sizes.items() if isinstance(s, Symbol))
     if op == "eq" and free and as_sympy(R).is_number:  # "rank(Q K^T) = 2" of a worked example the model could not read
+        ceiling = _numeric_ceiling(doc, E)
+        if ceiling is not None and R > ceiling:
+            return ("wrong", f"rank({rank_argument(tex[k])}) <= {ceiling} for every size the document leaves open "
+                    f"(the proven bound), so not {R}", str(ceiling), "proof")
         return ("unchecked", f"an exact rank of a matrix whose sizes the document does not fix ({', '.join(free)}): "
                 "not decided for every size, and no values to compute it on", None, "")
 
@@ -146,6 +150,19 @@ def judge_rank(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str,
     except (MHASymbolicError, ValueError, TypeError) as e:
         return "unchecked", f"not decided: {str(e).splitlines()[0][:160]}", None, ""
     return _STATUS[verdict.verdict], verdict.detail[:300], verdict.expected, verdict.basis
+
+
+def _numeric_ceiling(doc: DocumentModel, E: Any) -> int | None:
+    """The smallest number in the proven rank bound of ``E`` with the document's sizes (``Min(2, n)``: 2): a rank
+    no choice of the open sizes exceeds; None when the bound has no number."""
+    from sympy import Integer, Min
+
+    try:
+        b = rank_bound(_model_expr(doc, E)).bound.subs(doc.model().dims.definitions)
+    except (MHASymbolicError, ValueError, TypeError, AttributeError):
+        return None
+    numbers = [int(x) for x in (b.args if isinstance(b, Min) else (b,)) if isinstance(x, Integer)]
+    return min(numbers) if numbers else None
 
 
 def _two_ranks(E: Any, F: Any, op: str) -> tuple[str, str, str | None, str]:

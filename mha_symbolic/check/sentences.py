@@ -89,8 +89,9 @@ def _another_scenario(sentence: str) -> bool:
     from .read import hypothetical
 
     return hypothetical(sentence) or bool(re.match(
-        r"\s*(?:for|in|with|take|consider|suppose|imagine|if)\s+(?:a|an|another|any|some)\b", sentence, re.I)) or \
-        bool(re.search(r"\bexample\s+above\b|\bsame\s+(?:context|example|setting|configuration)\b", sentence, re.I))
+        r"\s*(?:for|in|with|take|consider|suppose|imagine|if)\s+(?:a|an|another|any|some)\s+(?:[\w-]+\s+){0,2}?"
+        r"(?:model|example|configuration|network|transformer|setup|llm)\b", sentence, re.I)) or \
+        bool(re.search(r"\b\d+-(?:token|layer)\b[^.]*\bexample\b", sentence, re.I))  # "the 2048-token example"
 
 
 def _declare(doc: DocumentModel, p: Any, emit: Any, subject: str, rows: str, cols: str) -> None:

@@ -15,6 +15,7 @@ from sympy import MatrixBase, Symbol, simplify
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ShapeError
 from .model import DocumentModel, dim_name
+from .numbers import Verdict3
 
 __all__ = ["judge_shape", "judge_shape_product", "shape_product", "stated_shape"]
 
@@ -71,6 +72,9 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             projected = stacked_shape(doc, tex[where], stated)
             if projected is not None:
                 return projected
+            one = _one_head(doc, tex[where].strip(), stated)
+            if one is not None:
+                return one
         if isinstance(subject, MatrixBase):
             shape = subject.shape
         elif hasattr(subject, "shape"):
@@ -97,6 +101,8 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             if a != b:
                 return _contradiction(subject, f"{tex[where]} is {got}, not {said}", got)
             continue
+        given = {x: _scalar(doc.definitions.get(str(x))) for x in b.free_symbols if dim_name(str(x)) is None}
+        b = b.subs({x: v for x, v in given.items() if v is not None})  # $d_h = 4$ stated: 2 d_h is 8
         if simplify(a - b) != 0:
             diff = simplify(a - b)
             unknown = sorted(str(x) for x in b.free_symbols if dim_name(str(x)) is None)
@@ -108,6 +114,28 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     if bound:
         return "given", f"{tex[where]} declared {said} (sets {', '.join(bound)})", None, ""
     return "correct", f"{tex[where]} is {got} by the model's shape rules", None, "proven"
+
+
+def _scalar(value: Any) -> Any:
+    """A number the document gave a name (``$d_h = 4$``, kept as a 1 x 1 matrix), or None."""
+    if isinstance(value, MatrixBase) and value.shape == (1, 1):
+        value = value[0, 0]
+    return value if value is not None and getattr(as_sympy(value), "is_number", False) else None
+
+
+def _one_head(doc: DocumentModel, name: str, stated: tuple[Any, ...]) -> Verdict3 | None:
+    """``Q \\in R^{n x d_k}`` for a bare ``Q``, ``K`` or ``V``: one head's projection (the common single-head
+    notation), correct when the stated shape is that of ``Q_i``, ``K_i`` or ``V_i``; None otherwise (the bare name
+    is then read as the layer's input, ``n x d_model``)."""
+    M = doc.model()
+    step = M.steps.get(f"{name}_{M.head_indices[0]}")
+    if step is None:
+        return None
+    shape = tuple(_size(doc, x) for x in step.symbol.shape)
+    if all(simplify(as_sympy(a) - as_sympy(b)) == 0 for a, b in zip(shape, stated, strict=True)):
+        return ("correct", f"{name} read as one head's {name}_i, {shape[0]} x {shape[1]} by the model's shape rules",
+                None, "proven")
+    return None
 
 
 _PAIR = r"\(?\s*([^()]+?)\s*(?:\\times|×|,|(?<=\d)\s*x\s*(?=\d))\s*([^()]+?)\s*\)?"
