@@ -219,3 +219,50 @@ def test_layers_and_heads_counted_by_the_words_after_them():
 def test_thousands_separators_are_read():
     assert statuses("$$4 \\cdot 1024^2 = 4{,}194{,}304$$\n", 1) == ["correct"]
     assert statuses("$$4 \\cdot 1024^2 = 4{,}194{,}305$$\n", 1) == ["wrong"]
+
+
+@pytest.mark.parametrize("right, status", [("(1/4, 3/4)", "correct"), ("(1/3, 2/3)", "wrong")])
+def test_softmax_of_logarithms(right, status):
+    assert statuses(f"Here $\\operatorname{{softmax}}(0, \\ln 3) = {right}$.\n", 1) == [status]
+
+
+# ----- a fourth blind set ------------------------------------------------------------------------------------------
+def test_d_h_is_the_head_width():
+    doc = ("We use $d = 512$, $h = 8$ and $d_h = d / h = 64$, $n = 10$.\n\n"
+           "$$\\mathrm{head}_i = \\mathrm{softmax}\\left(\\frac{Q_i K_i^T}{\\sqrt{d_h}}\\right) V_i$$\n")
+    assert statuses(doc, 3) == ["correct"]
+
+
+def test_a_lone_d_is_the_model_width_in_a_stated_shape():
+    doc = "We use $d = 512$, $h = 8$, $n = 10$.\n\n$$W_O \\in \\mathbb{R}^{d \\times d}$$\n"
+    assert statuses(doc, 3) == ["correct"]
+    assert statuses(doc.replace("d \\times d}", "d \\times 2d}"), 3) in (["wrong"], ["inconsistent"])
+
+
+def test_an_exercise_sets_its_own_sizes():
+    doc = ("We use $d = 512$ and $h = 8$.\n\n"
+           "**Exercise.** Show that for $d = 1024$ and $h = 16$ each head has width $d_h = 64$.\n")
+    assert flagged(doc) == []
+
+
+def test_the_layer_letter_stays_the_layers():
+    doc = ("**Model.** $L = 24$ layers, $h = 16$ heads of width $d_h = 64$, context length $T = 1024$.\n\n"
+           "Multiplying by $L = 24$ gives the whole model.\n")
+    assert flagged(doc) == []
+
+
+def test_questions_budgets_and_the_variant_named_last():
+    doc = ("$L = 24$ layers, $h = 16$ heads of width $d_h = 64$, $g = 4$ key/value heads, context $T = 1024$, "
+           "in fp16.\n\n"
+           "- MQA: $g = 1$, all 16 query heads share a single K/V head.\n\n"
+           "**Q: How many sequences fit in a 1 GiB cache budget?**\n\n"
+           "**Q: What if the context grew to 4096 tokens?** The cache is linear in $T$, so MHA needs 384 MiB per "
+           "sequence at T = 4096.\n")
+    assert flagged(doc) == []
+    assert flagged(doc.replace("384 MiB", "96 MiB")) == [7]  # 96 MiB is MHA at 1024 tokens, not 4096
+
+
+def test_a_variant_named_in_a_relative_phrase_is_not_the_subject():
+    doc = ("We use $h = 8$ heads, $d_{model} = 256$ and $g = 1$ key/value head, 24 layers, in fp16.\n\n"
+           "The KV cache holds 64 values per token per layer, one eighth of the MHA cache.\n")
+    assert statuses(doc, 3) == ["correct"]

@@ -375,7 +375,8 @@ def test_setting_records_its_text():
 @pytest.mark.parametrize("prose, expected", [
     ("1 ≤ N ≤ 10^4", [("N", "ge", 1), ("N", "le", 10000)]),
     ("The sequence length may be anything in the range $1 \\le N \\le 10^4$.", [("N", "ge", 1), ("N", "le", 10000)]),
-    ("The model width satisfies $2 \\le d$ and is a multiple of $h$.", [("d", "ge", 2)]),
+    # a lone d is the model width
+    ("The model width satisfies $2 \\le d$ and is a multiple of $h$.", [("d_model", "ge", 2)]),
     ("There are several heads, $h \\ge 2$.", [("h", "ge", 2)]),
     ("The sequence is longer than a head is wide: $d_k < n$.", [("d_k", "lt", "n")]),
     ("Note $p_v < N$ here.", [("p_v", "lt", "N")]),

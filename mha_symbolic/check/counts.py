@@ -55,7 +55,7 @@ def remember(doc: DocumentModel, s: str) -> None:
 
 
 _TOKENS = re.compile(r"\b(\d[\d,]*)[- ](?:tokens?|token\s+context)\b|\bcontext\s+(?:length|window)?\s*(?:of|=)\s*"
-                     r"(\d[\d,]*)|\bsequence\s+of\s+(\d[\d,]*)|\b(\d[\d,]*)\s+tokens\b", re.I)
+                     r"(\d[\d,]*)|\bsequence\s+of\s+(\d[\d,]*)|\b(\d[\d,]*)\s+tokens\b|\bat\s+T\s*=\s*(\d[\d,]*)", re.I)
 
 
 def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int | None]:
@@ -163,8 +163,9 @@ def about_mha(s: str, at: int) -> bool:
 
 
 def _variant_before(s: str, at: int) -> str | int | None:
-    """The variant a sentence opens with before the amount at ``at``: "With MHA (32 KV heads) ...", "With MQA (a
-    single KV head) it would be ..." -- ``"mha"``, ``"mqa"`` or a number of key/value heads; None otherwise.
+    """The variant a sentence names last before the amount at ``at``: "With MHA (32 KV heads) ...", "With MQA (a
+    single KV head) it would be ...", "so MHA needs ..." -- ``"mha"``, ``"mqa"`` or a number of key/value heads;
+    None when that is GQA (the document's own) or the sentence then speaks of "our model".
 
     >>> _variant_before("so GQA saves 3 GiB. With MQA (a single KV head) it would be 16 KiB", 60)
     'mqa'
@@ -172,12 +173,16 @@ def _variant_before(s: str, at: int) -> str | int | None:
     (32, None)
     """
     sentence = re.split(r"(?<=[.;])\s+", s[:at])[-1]
-    if re.search(r"\bGQA\b|grouped|\b(?:our|this)\s+(?:model|layer)\b", sentence[12:], re.I):
-        return None  # "In MHA every head has its own keys, but our GQA model caches ...": about the model
-    m = re.match(r"\s*(?:with|for|in|under)\s+(?:standard\s+)?(MHA|MQA|GQA|multi-head attention|multi-query attention)"
-                 r"(?:\s*\(\s*(?:(a\s+single|one|\d+)\s+(?:KV|key/value|key-value)\s+heads?)\s*\))?", sentence, re.I)
-    if m is None:
+    found = list(re.finditer(r"\b(MHA|MQA|GQA|multi-head attention|multi-query attention|grouped-query attention)"
+                             r"(?:\s*\(\s*(?:(a\s+single|one|\d+)\s+(?:KV|key/value|key-value)\s+heads?)\s*\))?",
+                             sentence, re.I))
+    relative = r"(?:\bof|\bthan|\bcompared\s+(?:to|with)|\brelative\s+to|\bvs\.?|\bversus)\s+(?:the\s+)?$"
+    found = [f for f in found if not re.search(relative, sentence[:f.start()], re.I)]  # "one eighth of the MHA cache"
+    if not found or re.match(r"gqa|grouped", found[-1].group(1), re.I):
         return None
+    m = found[-1]  # the variant named last before the amount ("..., so MHA needs 384 MiB")
+    if re.search(r"\b(?:our|this)\s+(?:model|layer)\b", sentence[m.end():], re.I):
+        return None  # "In MHA every head has its own keys, but our model caches ...": about the document's model
     if m.group(2) and m.group(2)[0].isdigit():
         return int(m.group(2))
     name = m.group(1).lower()
@@ -194,6 +199,9 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     variant = _variant_before(s, last[-1].start()) if last else None
     if variant is None and last and context:  # the line continues a sentence that opened with the variant
         variant = _variant_before(context, len(context))
+    question = s.find("?")
+    if last and (re.search(r"\bbudget\b", s, re.I) or 0 <= last[-1].start() < question):
+        return [("unchecked", "a question or a budget, not a stated cache size", None, "")]
     if last and re.search(r"\bbatch\b", s + " " + context, re.I):
         return [("unchecked", "a cache for a batch of sequences: the batch size times the cache per sequence is not "
                  "read", None, "")]

@@ -45,10 +45,10 @@ _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_le
                 "d_model": "d_model", "dmodel": "d_model", "d": "d_model", "D": "d_model", "d_{model}": "d_model",
                 "h": "h", "n_heads": "h", "num_heads": "h", "nheads": "h",
                 "d_k": "d_k", "dk": "d_k", "p_k": "d_k", "p_q": "d_k", "d_q": "d_k", "d_head": "d_k",
-                "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v",
+                "head_dim": "d_k", "d_v": "d_v", "dv": "d_v", "p_v": "d_v", "d_h": "d_k", "d_{h}": "d_k",
                 # grouped-query attention: the number of key/value heads
                 "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "n_kv_head": "g",
-                "num_key_value_heads": "g", "h_kv": "g", "h_{kv}": "g",
+                "num_key_value_heads": "g", "h_kv": "g", "h_{kv}": "g", "H_kv": "g", "H_{kv}": "g",
                 "num_groups": "g", "n_groups": "g",
                 # cross-attention: n_q queries (the model's n) and n_kv keys/values (read as g in a document that
                 # is not about cross-attention, see DocumentModel.known_dims)
@@ -94,7 +94,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
                r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
-    t = re.sub(r"(\\mathrm\{softmax\})\s*(?:\\left)?\(\s*((?:-?[\d.]+|-\s*\\infty)(?:\s*,\s*(?:-?[\d.]+|-\s*\\infty))+)"
+    # an entry: 2, -1.5, \ln 3, \frac{1}{2}, -\infty
+    entry = r"(?:-?\s*(?:\\ln|\\log)\s*\d+(?:\.\d+)?|-?\\frac\{\d+\}\{\d+\}|-?[\d.]+|-\s*\\infty)"
+    t = re.sub(rf"(\\mathrm\{{softmax\}})\s*(?:\\left)?\(\s*({entry}(?:\s*,\s*{entry})+)"
                r"\s*(?:\\right)?\)",
                lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
     t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*(\^\s*\{?(?:T|\\top)\}?)?\s*$",
@@ -123,7 +125,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"W_\{\s*([QKVqkv])\s*,\s*(\w+)\s*\}",  # W_{Q,i}
                lambda m: f"W_{{{m.group(1).upper()}}}^{{{m.group(2)}}}", t)
     t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=_)", "S'", t)  # \tilde S_i: the scaled scores
-    t = re.sub(r"(?<![\\A-Za-z])H_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)
+    t = re.sub(r"(?<![\\A-Za-z])H_(?!\{?kv\}?)(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # H_{kv} is a count
     t = re.sub(r"(?<![\\A-Za-z])Z_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # Z_i: a head's output
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
@@ -270,7 +272,7 @@ class DocumentModel:
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
     bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in
     convention: str = "projection"
-    memory: dict[str, int] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
+    memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
     mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
     causal_text: bool = False  # the document speaks of the causal (look-ahead) mask somewhere

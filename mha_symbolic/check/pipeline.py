@@ -251,6 +251,10 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
     if len(c.sides) != 2 or c.ops != ("eq",) or not c.sides[1].strip().isdigit() or \
             not re.fullmatch(r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*", c.sides[0]):  # a name: 16 / 2 = 8 heads is a ratio
         return None
+    if c.sides[0].strip() == doc.memory.get("layer_name"):  # "Multiplying by $L = 24$" after "$L = 24$ layers"
+        layers = doc.memory.get("layers")
+        return (f"the number of layers ({c.sides[1].strip()}" + ("" if layers == int(c.sides[1]) else
+                f"; {layers} elsewhere") + ")")
     m = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$\s*((?:[\w/-]+\s+){0,2}?)(layers|heads)\b",
                   p.sentence or "", re.I)
     if m is None:
@@ -258,6 +262,7 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
     value, words = int(c.sides[1]), m.group(1).lower()
     if m.group(2).lower() == "layers":
         doc.memory["layers"] = value
+        doc.memory["layer_name"] = c.sides[0].strip()  # L is the layers in this document from now on
         return f"the number of layers ({value})"
     name = "g" if re.search(r"key|kv|k/v", words) or dim_name(c.sides[0]) == "g" else "h"
     known = doc.known_dims().get(name)
@@ -271,22 +276,32 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
     """``MQA ($g = 1$)``, ``MHA ($g = h$)``, "in multi-head attention ... $n_{kv} = n_q$": the number of key/value
     heads said of a variant the sentence names, judged against that variant (multi-query: g = 1; multi-head:
     g = h), whatever this document's g."""
-    kv = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
+    kv = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
+    named = r"\s*(MQA|MHA|multi-query|multi-head)(?:\s+attention)?\s*[:(]\s*\$\s*"
+    bullet = re.match(named + re.escape(p.text.strip()),
+                      p.sentence or "", re.I)  # "- MQA: $H_{kv} = 1$, ...": a list of the variants
+    if bullet is not None:
+        return _judge_variant(doc, bullet, c)
     contrast = r"\b(?:between|versus|vs\.?|compared|than|interpolat\w*|extreme|special case|standard|whereas|while|" \
         r"instead|would|other|both)\b"
     if not re.search(contrast, p.sentence or "", re.I):
         return None  # "Our layer uses MQA ($g = 1$)": a claim about this model, judged against its g
     m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
     if m is None:
-        named = {x.lower() for x in re.findall(r"\b(MQA|MHA|multi-query|multi-head)\b", p.clause or "", re.I)}
-        named = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in named}
-        if len(named) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):
+        said = {x.lower() for x in re.findall(r"\b(MQA|MHA|multi-query|multi-head)\b", p.clause or "", re.I)}
+        variants = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in said}
+        if len(variants) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):
             return None
-        m = re.match(r"(\w+)", "MQA" if named == {"mqa"} else "MHA")
+        m = re.match(r"(\w+)", "MQA" if variants == {"mqa"} else "MHA")
     assert m is not None
-    side = c.sides[1].strip()
+    return _judge_variant(doc, m, c)
+
+
+def _judge_variant(doc: DocumentModel, m: Any, c: Any) -> tuple[str, str] | None:
+    """``g = value`` (or ``g = h = 16``) against the variant ``m`` names: multi-query g = 1, multi-head g = h."""
+    side = c.sides[-1].strip()
     h = doc.known_dims().get("h")
     value = int(side) if side.isdigit() else h if dim_name(side) == "h" or re.fullmatch(r"n_\{?q\}?", side) \
         else None

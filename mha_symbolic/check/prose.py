@@ -55,6 +55,7 @@ _ALIASES = {
     "head_dim": "d_k", "d_q": "d_k", "dq": "d_k", "head_size": "d_k", "d_v": "d_v", "dv": "d_v",
     "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "num_key_value_heads": "g", "n_kv_head": "g",
     "n_kv": "n_kv",  # the keys of cross-attention, or the key/value heads elsewhere (see DocumentModel.known_dims)
+    "d": "d_model", "d_h": "d_k", "H_kv": "g",
 }
 _LABELS = [
     ("h", r"number\s+of\s+(?:attention\s+)?heads|head\s+count|anzahl\s+der\s+köpfe|número\s+de\s+cabezas"),
@@ -277,7 +278,8 @@ def conditions(sentence: str) -> list[dict[str, int]]:
     found: list[dict[str, int]] = []
     starts = [m.end() for m in re.finditer(rf"\b(?:{_COND_ANYWHERE})\b", plain, re.I)]
     starts += [m.end() for m in re.finditer(rf"(?:^|[(,;:])\s*(?:{_COND_CLAUSE})\b", plain, re.I)]
-    starts += [m.end() for m in re.finditer(r"\bfor(?=\s+[A-Za-z]\w*\s*=\s*\d)", plain, re.I)]  # "8 for d_k = 64"
+    # "8 for d_k = 64", "show that for d = 1024 ..."
+    starts += [m.end() for m in re.finditer(r"\b(?:for|that)(?=\s+[A-Za-z]\w*\s*=\s*\d)", plain, re.I)]
     starts += [m.end() for m in re.finditer(r"\bexamples?\s+(?:with|where|in which)\b|\b(?:special|limiting|extreme)"
                                             r"\s+case(?:\s+of)?\b", plain, re.I)]
     for start in sorted(set(starts)):
@@ -343,7 +345,7 @@ def hypothetical(sentence: str) -> bool:
     >>> hypothetical("(With $h = 1$ we would instead have $d_k = 4$.)"), hypothetical("With $h = 8$,")
     (True, False)
     """
-    return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we"
+    return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we|what if"
                           r"|(?:a|an|another|one)\s+(?:\w+\s+)?example\s+(?:with|where|in which)"
                           r"|special case|limiting case|extreme case|other extreme"
                           r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo|par exemple|pour comparaison|aurait"

@@ -69,6 +69,10 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         if known is None:
             doc.bind_dim(s.name, int(s.value))
             emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
+        elif known != s.value and s.name == "g" and re.match(r"\s*[-*]?\s*\**(?:MQA|MHA|multi-query|multi-head)\b",
+                                                           p.text, re.I):
+            emit(p.line, p.text, "given", f"g = {s.value} of the variant this line is about ({known} in the "
+                 "document's model)", kind="setting")
         elif known != s.value and (_another_scenario(p.text) or _another_scenario(p.clause or "")):
             emit(p.line, p.text, "given", f"a condition of this sentence only ({s.name} = {s.value}; {known} "
                  "elsewhere)", kind="setting")

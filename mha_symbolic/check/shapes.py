@@ -34,6 +34,10 @@ def stated_shape(tex: str) -> tuple[str, str] | None:
 
 def _size(doc: DocumentModel, e: Any) -> Any:
     """A size expression with the document's spellings replaced by the model's sizes and known values."""
+    from sympy import FiniteSet
+
+    if isinstance(e, FiniteSet) and len(e) == 1:  # {d}: a lone d, braced so as not to read as a differential
+        e = next(iter(e))
     D = doc.model().dims
     by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v,
                "g": doc.model().kv_heads or Symbol("g", integer=True, positive=True), "n_kv": doc.model().n_kv}
@@ -88,6 +92,8 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
         return "inconsistent", str(e), None, "proven"
     except (MHASymbolicError, ValueError, TypeError) as e:
         return "unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, ""
+    if any(str(x) == "i" for size in shape for x in getattr(as_sympy(size), "free_symbols", ())):
+        return "unchecked", f"{tex[where]} not read as one matrix (its shape has the head index i)", None, ""
     got = f"{shape[0]} x {shape[1]}"
     said = f"{stated[0]} x {stated[1]}"
     bound = []
