@@ -148,6 +148,8 @@ def _terms_verdict(doc: DocumentModel, terms: list[str], true: Any, what: str) -
     return None
 
 
+#: words before a variant's name that make it a comparison ("one eighth of the MHA cache"), not the subject
+_RELATIVE = r"(?:\bof|\bthan|\bcompared\s+(?:to|with)|\brelative\s+to|\bvs\.?|\bversus)\s+(?:the\s+)?$"
 _MHA = re.compile(r"\bmulti-head\s+attention\b|\bMHA\b", re.I)
 _GROUPED = re.compile(r"\bGQA\b|\bMQA\b|grouped|multi-query", re.I)
 
@@ -157,8 +159,7 @@ def about_mha(s: str, at: int) -> bool:
     would have N parameters"): named before the number, and grouped attention not named at all?  ("K and V hold
     N parameters, against M in multi-head attention" speaks of the document's own model.)"""
     mha = _MHA.search(s)
-    before = r"(?:\bof|\bthan|\bcompared\s+(?:to|with)|\brelative\s+to|\bvs\.?|\bversus)\s+(?:the\s+)?$"
-    relative = mha is not None and re.search(before, s[:mha.start()], re.I)
+    relative = mha is not None and re.search(_RELATIVE, s[:mha.start()], re.I)
     return mha is not None and mha.start() < at and not _GROUPED.search(s) and not relative
 
 
@@ -176,8 +177,7 @@ def _variant_before(s: str, at: int) -> str | int | None:
     found = list(re.finditer(r"\b(MHA|MQA|GQA|multi-head attention|multi-query attention|grouped-query attention)"
                              r"(?:\s*\(\s*(?:(a\s+single|one|\d+)\s+(?:KV|key/value|key-value)\s+heads?)\s*\))?",
                              sentence, re.I))
-    relative = r"(?:\bof|\bthan|\bcompared\s+(?:to|with)|\brelative\s+to|\bvs\.?|\bversus)\s+(?:the\s+)?$"
-    found = [f for f in found if not re.search(relative, sentence[:f.start()], re.I)]  # "one eighth of the MHA cache"
+    found = [f for f in found if not re.search(_RELATIVE, sentence[:f.start()], re.I)]  # "one eighth of the MHA cache"
     if not found or re.match(r"gqa|grouped", found[-1].group(1), re.I):
         return None
     m = found[-1]  # the variant named last before the amount ("..., so MHA needs 384 MiB")

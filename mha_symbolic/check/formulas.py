@@ -123,16 +123,20 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
                 return "correct", renamed, None, "proven"
             return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}"
                     + (" (and differs on the document's values)" if on_values is False else ""), _show(a), "proven")
-    if re.fullmatch(r"\s*S(_\{?\s*[\w,]+\s*\}?|\^\{?\(?\w+\)?\}?)?\s*", tex[0]) and "S" not in doc.renames:
+    if re.fullmatch(_S_NAME, tex[0]) and "S" not in doc.renames:
         doc.unscaled_s = True  # S_1 = Q_1 K_1^T held: S names the unscaled scores in this document
     return "correct", "the same expression in the model's inputs" + note, None, "proven"
+
+
+#: the document's S, S_i or S^{(i)}: the scores, scaled or not as the document defines them
+_S_NAME = r"\s*S(_\{?\s*[\w,]+\s*\}?|\^\{?\(?\w+\)?\}?)?\s*"
 
 
 def _scaled_scores_named(doc: DocumentModel, tex: list[str], right: Any) -> str | None:
     """``S_i = Q_i K_i^T / \\sqrt{d_k}``: the document's ``S`` is the model's scaled scores ``S'``.  When the right
     side is the model's ``S'`` of that head, ``S`` is read as ``S'`` from here on (as "P_i for the attention
     weights" renames P); the message says so.  None otherwise."""
-    m = re.fullmatch(r"\s*S(_\{?\s*[\w,]+\s*\}?|\^\{?\(?\w+\)?\}?)?\s*", tex[0])
+    m = re.fullmatch(_S_NAME, tex[0])
     if m is None or "S" in doc.renames or doc.unscaled_s:
         return None  # S already stood for the unscaled scores: S = Q K^T / sqrt(d_k) is then a contradiction
     try:

@@ -39,6 +39,8 @@ from ..parse import SymbolTable, read_expression
 __all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "generic_model"]
 
 DIMS = ("n", "d_model", "h", "d_k", "d_v", "g", "n_kv")
+#: the variants named by their key/value heads: multi-query (g = 1) and multi-head (g = h) attention
+VARIANT_NAMES = r"(MQA|MHA|multi-query|multi-head)"
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
                 "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
                 "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",

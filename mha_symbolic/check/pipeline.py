@@ -21,7 +21,7 @@ from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
 from .masks import CAUSAL_WORDS, mask_prose
-from .model import DocumentModel, dim_name
+from .model import VARIANT_NAMES, DocumentModel, dim_name
 from .report import Finding, Report
 from .sentences import prose_statement
 
@@ -241,7 +241,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
 
 
-_VARIANT = r"(MQA|MHA|multi-query|multi-head|standard\s+multi-head)(?:\s+attention)?\s*\(\s*\$\s*"
+_VARIANT = VARIANT_NAMES + r"(?:\s+attention)?\s*\(\s*\$\s*"
 
 
 def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
@@ -279,7 +279,7 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
     kv = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
-    named = r"\s*(MQA|MHA|multi-query|multi-head)(?:\s+attention)?\s*[:(]\s*\$\s*"
+    named = r"\s*" + VARIANT_NAMES + r"(?:\s+attention)?\s*[:(]\s*\$\s*"
     bullet = re.match(named + re.escape(p.text.strip()),
                       p.sentence or "", re.I)  # "- MQA: $H_{kv} = 1$, ...": a list of the variants
     if bullet is not None:
@@ -290,7 +290,7 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
         return None  # "Our layer uses MQA ($g = 1$)": a claim about this model, judged against its g
     m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
     if m is None:
-        said = {x.lower() for x in re.findall(r"\b(MQA|MHA|multi-query|multi-head)\b", p.clause or "", re.I)}
+        said = {x.lower() for x in re.findall(rf"\b{VARIANT_NAMES}\b", p.clause or "", re.I)}
         variants = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in said}
         if len(variants) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):
             return None

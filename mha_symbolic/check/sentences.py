@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from .judge import judge
-from .model import DocumentModel, dim_name
+from .model import VARIANT_NAMES, DocumentModel, dim_name
 
 __all__ = ["prose_statement"]
 
@@ -69,7 +69,7 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         if known is None:
             doc.bind_dim(s.name, int(s.value))
             emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
-        elif known != s.value and s.name == "g" and re.match(r"\s*[-*]?\s*\**(?:MQA|MHA|multi-query|multi-head)\b",
+        elif known != s.value and s.name == "g" and re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b",
                                                            p.text, re.I):
             emit(p.line, p.text, "given", f"g = {s.value} of the variant this line is about ({known} in the "
                  "document's model)", kind="setting")
