@@ -266,3 +266,43 @@ def test_a_variant_named_in_a_relative_phrase_is_not_the_subject():
     doc = ("We use $h = 8$ heads, $d_{model} = 256$ and $g = 1$ key/value head, 24 layers, in fp16.\n\n"
            "The KV cache holds 64 values per token per layer, one eighth of the MHA cache.\n")
     assert statuses(doc, 3) == ["correct"]
+
+
+# ----- what a mutation sample of the changed code found unchecked --------------------------------------------------
+def _sized_doc(**sizes):
+    from mha_symbolic.check.model import DocumentModel
+
+    doc = DocumentModel()
+    for k, v in sizes.items():
+        doc.bind_dim(k, v)
+    return doc
+
+
+@pytest.mark.parametrize("sentence", ["The KV cache holds 1024 values per token.",
+                                      "With a 4-token context the KV cache holds 1024 values per token."])
+def test_per_token_is_one_token(sentence):
+    from mha_symbolic.check.grouped import judge_sentence
+
+    got = judge_sentence(_sized_doc(d_model=512, h=8, g=2, n=4), sentence)[0]  # 2 g d_k = 256 per token and layer
+    assert got[0] == "wrong" and got[2] == "256 values"
+
+
+def test_kv_cache_verdict_messages():
+    from mha_symbolic.check.grouped import judge_sentence
+
+    assert judge_sentence(_sized_doc(g=2), "The KV cache holds 256 values per token.")[0][0] == "unchecked"
+    doc = _sized_doc(d_model=512, h=8, g=2)
+    got = judge_sentence(doc, "The KV cache per token per layer holds 512 values.")[0]
+    assert got[0] == "wrong" and got[1].endswith(", not 512 values")
+    assert judge_sentence(doc, "Is the KV cache 256 values per token?")[0][:2] == (
+        "unchecked", "a question or a budget, not a stated cache size")
+
+
+@pytest.mark.parametrize("sentence", ["GQA shrinks the KV cache by a factor of 4 compared with MHA.",
+                                      "GQA gives a 4x reduction of the KV cache against MHA."])
+def test_kv_cache_reduction_factor(sentence):
+    from mha_symbolic.check.grouped import judge_sentence
+
+    doc = _sized_doc(d_model=512, h=8, g=2)
+    assert judge_sentence(doc, sentence)[0][0] == "correct"
+    assert judge_sentence(doc, sentence.replace("4", "8"))[0][0] == "wrong"

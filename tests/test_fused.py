@@ -488,3 +488,11 @@ def test_a_broadcast_operand_is_checked_once_not_per_batch_element():
     bad[4, 0] = np.inf
     with pytest.raises(InputError):
         _finite(np.broadcast_to(bad, (1000, 5, 4)))
+
+
+def test_cross_attention_reads_one_vector_y_as_one_key_and_names_a_bad_y():
+    eye = np.eye(2)
+    f = MultiHeadAttention(d_model=2, h=1, cross=True).lambdify()
+    np.testing.assert_allclose(f(eye, [eye], [eye], [eye], eye, Y=np.array([1.0, 2.0])), [[1.0, 2.0], [1.0, 2.0]])
+    with pytest.raises(ShapeError, match=r"= \(\.\.\., n_kv, d_model\), at least one key$"):
+        f(eye, [eye], [eye], [eye], eye, Y=np.ones((2, 3)))

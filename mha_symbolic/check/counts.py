@@ -71,8 +71,8 @@ def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int 
     if not layers:
         layers = sorted({1, doc.memory.get("layers", 1)})
     last = list(_AMOUNT.finditer(s))
-    if not tokens and (not last or re.match(r"\s*(?:per|a|each)\s+token\b", s[last[-1].end():], re.I)):
-        tokens = [1]  # "256 MiB per token"
+    if last and re.match(r"\s*(?:per|a|each)\s+token\b", s[last[-1].end():], re.I) or not tokens and not last:
+        tokens = [1]  # "256 MiB per token", even "with a 4096-token context, ... N bytes per token"
     if not tokens:  # a total, no count here: the context an earlier sentence stated ("the same context"), or n
         tokens = sorted({1, doc.memory.get("tokens", 1), doc.known_dims().get("n", 1)})
     size = None
