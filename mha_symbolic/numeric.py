@@ -334,22 +334,13 @@ def _log2_units(T: np.ndarray) -> np.ndarray:
 
 
 class _NotFinite(InputError):
-    """Raised by the fused code's :func:`_finite`; the caller replaces it with the error naming the input."""
+    """Raised by the fused code's :func:`_max_row_norms` when the queries or keys are not finite; the caller replaces it
+    with the error naming the input (NaN or inf in ``X``, ``Y`` or a weight), or the overflow error if every input is
+    finite.  ``dtype``: the data's."""
 
-
-def _finite(a: np.ndarray) -> None:
-    """:class:`_NotFinite` unless every entry of ``a`` (an input, or the fused code's copy of weights) is finite.
-
-    >>> _finite(np.ones(3))
-    >>> _finite(np.array([1.0, np.inf]))
-    Traceback (most recent call last):
-    ...
-    mha_symbolic.numeric._NotFinite: an input contains NaN or inf
-    """
-    # an operand broadcast over batch axes (one Y for every X) is checked once: its zero-step axes taken at 0
-    a = a[tuple(slice(0, 1) if step == 0 else slice(None) for step in a.strides)]
-    if not _all_finite(a):
-        raise _NotFinite("an input contains NaN or inf")
+    def __init__(self, message: str, dtype: Any):
+        super().__init__(message)
+        self.dtype = np.dtype(dtype)
 
 
 def _max_row_norms(A: np.ndarray) -> list[float]:
@@ -357,9 +348,24 @@ def _max_row_norms(A: np.ndarray) -> list[float]:
 
     >>> _max_row_norms(np.array([[[3.0, 4.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 2.0]]]))
     [5.0, 2.0]
+
+    It is also the fused code's check that the queries and keys are finite (the squares of a NaN or inf entry
+    reach the maximum; a square never cancels): NaN or inf in ``X``, ``Y``, ``W_Q`` or ``W_K`` reaches them
+    (IEEE: ``0 * inf`` is NaN), and so does an overflow of the products.  A finite entry whose square overflows
+    gives an infinite norm (the softmax is then shifted), not an error.
+
+    >>> _max_row_norms(np.array([[[1.0, np.nan]]]))
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.numeric._NotFinite: the queries or keys contain NaN or inf
+    >>> _max_row_norms(np.array([[[1e200, 0.0]]]))
+    [inf]
     """
-    squares = np.einsum("...hd,...hd->...h", A, A)
-    return np.sqrt(squares.reshape(-1, A.shape[-2]).max(axis=0)).tolist()
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = np.einsum("...hd,...hd->...h", A, A).reshape(-1, A.shape[-2]).max(axis=0)
+    if not np.isfinite(squares).all() and not np.isfinite(A).all():
+        raise _NotFinite("the queries or keys contain NaN or inf", A.dtype)
+    return np.sqrt(squares).tolist()
 
 
 def _finite_bound(T: np.ndarray) -> float:
@@ -390,7 +396,7 @@ _FUSED_NAMESPACE: dict[str, Any] = {"result_type": np.result_type, "concatenate"
                                     "multiply": np.multiply, "add": np.add,
                     "_over_batches": _over_batches, "_causal_term": _causal_term,
                     "_max_row_norms": _max_row_norms, "_project": _project, "_log2_units": _log2_units,
-                    "_finite_bound": _finite_bound, "_finite": _finite,
+                    "_finite_bound": _finite_bound,
                     "_unshifted_limit": _unshifted_limit, "_padding_term": _padding_term,
                     "_no_empty_rows": _no_empty_rows}
 _fused_count = itertools.count()
@@ -475,7 +481,6 @@ def _fused_source(model: MultiHeadAttention) -> str:
         if split:
             out += [f"        # every {what} in one batched product, into the columns of {kind}",
                     f"        W = stack([{weights}], dtype=dtype)",
-                    f"        _finite(W)  # NaN or inf in W_{kind}: an error (the caller names the entry)",
                     *([f"        W *= {factor!r}  # the scale on the scores times log2(e), folded into the "
                        "queries: the softmax takes exp2"] if factor != 1 else []),
                     f"        {kind} = empty({source}.shape[:-1] + ({heads * cols},), dtype)",
@@ -484,15 +489,11 @@ def _fused_source(model: MultiHeadAttention) -> str:
         else:
             out += [f"        # every {what} in one product: {source} [W_{kind}^1 ... W_{kind}^{heads}]",
                     f"        W = concatenate([{weights}], axis=-1, dtype=dtype)",
-                    f"        _finite(W)  # NaN or inf in W_{kind}: an error (the caller names the entry)",
                     *([f"        W *= {factor!r}  # the scale on the scores times log2(e), folded into the "
                        "queries: the softmax takes exp2"] if factor != 1 else []),
                     f"        {kind} = _project({source}, W)  # (..., n, {heads} x {cols}): one product over the "
                     "batch too"]
         out.append("        del W")
-        if kind == "Q" or kind == "K" and model.cross:
-            read = "X" if kind == "Q" else "Y"
-            out.append(f"        _finite({source})  # NaN or inf in {read} (just read: in cache)")
         if model.bias:
             out += [f"        b = concatenate([{', '.join(names[f'b_{kind}'])}], dtype=dtype)",
                     *([f"        b *= {factor!r}"] if factor != 1 else []),
@@ -514,7 +515,8 @@ def _fused_source(model: MultiHeadAttention) -> str:
             "        r = empty(S.shape[:-1] + (1,), dtype)  # a row's maximum",
             f"        sums = empty(Q.shape[:-1] + ({h}, 1), dtype)  # each head's row sums",
             "        ones_kv = ones(K.shape[-2:-1] + (1,), dtype)",
-            "        # Cauchy-Schwarz: |scores of head i| <= (largest row norm of Q_i) (largest of K_j) + T_bound",
+            "        # Cauchy-Schwarz: |scores of head i| <= (largest row norm of Q_i) (largest of K_j) + T_bound;",
+            "        # NaN or inf in X, Y, W_Q or W_K reaches Q or K: an error here (the caller names the input)",
             "        q_norms, k_norms = _max_row_norms(Q_), _max_row_norms(K_)",
             f"        for i, j in ({pairs}):  # query head i + 1 reads key/value head j + 1",
             "            matmul(Q_[..., i, :], swapaxes(K_[..., j, :], -1, -2), out=S)  # scaled: the scale is in Q",
@@ -534,7 +536,6 @@ def _fused_source(model: MultiHeadAttention) -> str:
         out.append("        Output = _project(Concat, W_O, out=K if out is None else out)  # over K, no longer needed")
     else:
         out.append("        Output = _project(Concat, W_O, out=out)")
-    out.append(f"        _finite({names['W_O'][0]})  # NaN or inf in W_O (just read: in cache)")
     if model.bias:
         out.append("        Output += b_O")
     out += ["        return Output",
@@ -564,8 +565,9 @@ class NumericMHA:
     ``h`` matrices or stacked arrays ``(h, rows, cols)`` (the TransformerLens layout);
     biases are ``(h, width)`` or lists of vectors, ``b_O`` a vector.  Inputs are validated
     first: shapes, head count, dtype (real numbers), masks, NaN and inf in the biases; NaN and inf in ``X``,
-    ``Y`` and the weights are found by the fused code where it reads them, and reported by the same error
-    (naming the input and the entry), which comes before any other error of the call, as if checked first.
+    ``Y`` and the weights reach the queries, keys or output, where the fused code finds them, and are reported by
+    the same error (naming the input and the entry), which comes before any other error of the call, as if
+    checked first.
     """
 
     def __init__(self, model: MultiHeadAttention):
@@ -596,8 +598,9 @@ class NumericMHA:
                  b_Q: Any = None, b_K: Any = None, b_V: Any = None, b_O: Any = None, steps: bool = False) -> Any:
         inputs = {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O, "b_Q": b_Q, "b_K": b_K, "b_V": b_V,
                   "b_O": b_O, "Y": Y, "mask": mask}
-        # the fused code checks X, Y and the weights for NaN and inf itself, where it has just read them (in cache);
-        # any error before that, or its own, is checked against a full validation first: NaN and inf are named first
+        # NaN and inf in X, Y and the weights are not looked for here: they reach Q, K (checked by the fused code,
+        # with the norms it needs anyway) or the output (checked below). On either, and on any other error of the
+        # call, a full validation comes first: an input holding NaN or inf is named, before any other error
         try:
             arrays = _validate(self.model, finite=steps, **inputs)
             found = {"d_model": arrays["X"].shape[-1], "h": len(arrays["W_Q"]),
@@ -609,19 +612,28 @@ class NumericMHA:
             args = _arguments(model, arrays)
             with np.errstate(over="ignore", invalid="ignore"):
                 result = compiled.function(*args)
+        except _NotFinite as error:
+            _validate(self.model, finite=True, **inputs)  # the error naming the input and entry, if any
+            raise _overflow(error.dtype) from None  # every input finite: the products overflowed
         except MHASymbolicError:
             if not steps:
-                _validate(self.model, finite=True, **inputs)  # the error naming the input and entry, if any
+                _validate(self.model, finite=True, **inputs)
             raise
         out = result[-1] if steps else result
         if not _all_finite(np.asarray(out)):
-            dtype = np.asarray(out).dtype
-            hint = ", or use float64" if dtype != np.float64 else ""
-            raise InputError(f"the output is not finite: the scores overflowed the {dtype} range; rescale X or the "
-                             f"weights{hint}")
+            if not steps:
+                _validate(self.model, finite=True, **inputs)
+            raise _overflow(np.asarray(out).dtype)
         if steps:
             return result[-1], dict(zip(compiled.step_names, result, strict=True))
         return result
+
+
+def _overflow(dtype: Any) -> InputError:
+    """The error of a call whose inputs are finite but whose scores (or products) are not."""
+    hint = ", or use float64" if dtype != np.float64 else ""
+    return InputError(f"the output is not finite: the scores overflowed the {dtype} range; rescale X or the "
+                      f"weights{hint}")
 
 
 def lambdify_model(model: MultiHeadAttention, backend: str = "numpy", entrywise: bool = False) -> Any:
@@ -741,8 +753,9 @@ def _heads(name: str, value: Any, vectors: bool = False, finite: bool = True) ->
 
 def _validate(model: MultiHeadAttention, finite: bool = True, **inputs: Any) -> dict[str, Any]:
     """The inputs as arrays, checked: kinds, head counts, masks, biases and (``finite``) NaN and inf in ``X``, ``Y``
-    and the weights.  Without ``finite`` those are left to the fused code, which checks them where it reads them
-    (:func:`_finite`) -- and on failure the caller validates again with ``finite`` for the error naming the entry."""
+    and the weights.  Without ``finite`` those are left to the queries, keys and output they reach
+    (:func:`_max_row_norms`, the output check), and on failure the caller validates again with ``finite`` for the
+    error naming the entry."""
     out: dict[str, Any] = {}
     X = _array("X", inputs["X"], finite)
     if X.ndim == 1:

@@ -247,19 +247,15 @@ def test_generated_source_of_a_split_model():
         "        X_blocks = swapaxes(X.reshape(X.shape[:-1] + (2, 2)), -2, -3)",
         "        KV_blocks = swapaxes(KV.reshape(KV.shape[:-1] + (2, 2)), -2, -3)",
         "        W = stack([W_Q_1, W_Q_2], dtype=dtype)",
-        "        _finite(W)",  # before the scale: a finite weight times the scale may overflow
         "        W *= 1.0201394465967895",  # 1/sqrt(2) log2(e)
         "        Q = empty(X.shape[:-1] + (4,), dtype)",
         "        matmul(X_blocks, W, out=swapaxes(Q.reshape(Q.shape[:-1] + (2, 2)), -2, -3))",
         "        del W",
-        "        _finite(X)",
         "        W = stack([W_K_1, W_K_2], dtype=dtype)",
-        "        _finite(W)",
         "        K = empty(KV.shape[:-1] + (4,), dtype)",
         "        matmul(KV_blocks, W, out=swapaxes(K.reshape(K.shape[:-1] + (2, 2)), -2, -3))",
         "        del W",
         "        W = stack([W_V_1, W_V_2], dtype=dtype)",
-        "        _finite(W)",
         "        V = empty(KV.shape[:-1] + (6,), dtype)",
         "        matmul(KV_blocks, W, out=swapaxes(V.reshape(V.shape[:-1] + (2, 3)), -2, -3))",
         "        del W",
@@ -286,7 +282,6 @@ def test_generated_source_of_a_split_model():
         "        multiply(heads, sums, out=heads)",
         "        del S, Q_, K_, V_, V, heads, sums",
         "        Output = _project(Concat, W_O, out=K if out is None else out)",
-        "        _finite(W_O)",
         "        return Output",
         "    return _over_batches(attend, 4, dtype, X, KV)",
     ]
@@ -471,23 +466,28 @@ def test_empty_batch_is_a_shape_error():
         f(np.ones((3, 8)), **W, W_O=np.eye(8), mask=np.ones((0, 3), bool))
 
 
-def test_a_broadcast_operand_is_checked_once_not_per_batch_element():
-    from mha_symbolic.numeric import _finite
-
+def test_nan_in_a_broadcast_y_is_named_at_its_own_index():
+    """One Y for a batch of 1000 X (a broadcast view, never copied): NaN in it reaches the keys of every chunk."""
+    f = MultiHeadAttention(None, 4, 2, cross=True).lambdify()
+    W = {k: np.random.default_rng(3).normal(size=(2, 4, 2)) for k in ("W_Q", "W_K", "W_V")}
     Y = np.ones((5, 4))
-    many = np.broadcast_to(Y, (1000, 5, 4))
-    seen = []
-    original = numeric._all_finite
-    try:
-        numeric._all_finite = lambda a: seen.append(a.shape) or original(a)
-        _finite(many)
-    finally:
-        numeric._all_finite = original
-    assert seen == [(1, 5, 4)]
-    bad = Y.copy()
-    bad[4, 0] = np.inf
-    with pytest.raises(InputError):
-        _finite(np.broadcast_to(bad, (1000, 5, 4)))
+    Y[4, 0] = np.inf
+    with pytest.raises(InputError, match=r"^Y contains NaN or inf \(first at index \(4, 0\)\)$"):
+        f(np.ones((1000, 3, 4)), **W, W_O=np.eye(4), Y=Y)
+
+
+@pytest.mark.parametrize("where", ["Q", "K", "V"])
+def test_finite_inputs_whose_projections_overflow_are_an_overflow_not_nan(where):
+    """The fused code finds a non-finite Q or K (or output) and does not know why; every input being finite, the
+    error is the overflow, not 'NaN or inf'."""
+    f = MultiHeadAttention(None, 2, 1).lambdify()
+    W = {k: np.ones((1, 2, 2), np.float32) for k in ("W_Q", "W_K", "W_V")}
+    W[f"W_{where}"] = np.full((1, 2, 2), 3e38, np.float32)  # finite; a row sum of 2 x 3e38 is inf in float32
+    with pytest.raises(InputError, match=r"^the output is not finite: the scores overflowed the float32 range; "
+                                         r"rescale X or the weights, or use float64$"):
+        f(np.ones((3, 2), np.float32), **W, W_O=np.eye(2, dtype=np.float32))
+    W[f"W_{where}"] = W[f"W_{where}"].astype(np.float64)  # the same numbers in float64: finite
+    assert np.isfinite(f(np.ones((3, 2)), **W, W_O=np.eye(2))).all()
 
 
 def test_cross_attention_reads_one_vector_y_as_one_key_and_names_a_bad_y():
