@@ -107,7 +107,11 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
         return "number", ("unchecked", f"not evaluated: {huge}", None, "")
     from .entries import judge_entry
     from .statistics import judge_statistic
+    from .units import judge_amounts
 
+    amounts = judge_amounts(doc.known_dims(), sides_tex, ops)  # 98{,}304 \cdot 1024 = ... \text{ bytes} = 96 MiB
+    if amounts is not None:
+        return "number", amounts
     entry = judge_entry(doc, sides_tex, ops)
     if entry is not None:
         return "number", entry

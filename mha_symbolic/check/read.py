@@ -319,7 +319,22 @@ def _draft(toks: list[_Tok], depths: list[int], cond: bool) -> _Draft | None:
             sides.append([])
         else:
             sides[-1].append(t)
+    if len(ops) > 1 and ops[0].value == "colon" and _label(sides[0]):
+        sides, ops = sides[1:], ops[1:]  # "\text{GQA}: 24{,}576 \cdot 1024 = ...": a label, not a side
     return _Draft(sides, ops, cond, toks[0].pos, [toks])
+
+
+def _label(toks: list[_Tok]) -> bool:
+    r"""A side that is only a text label (``\text{GQA}``, ``\textbf{MHA, per token}``): the words before a colon
+    that name what the chain after it is about.
+
+    >>> from mha_symbolic.check.tokens import _tokenize
+    >>> _label(_tokenize(r"\text{GQA}")), _label(_tokenize(r"\textbf{Step 2}")), _label(_tokenize("f"))
+    (True, True, False)
+    """
+    sig = _significant(toks)
+    return len(sig) == 1 and re.fullmatch(r"\\text(?:bf|it|rm|sf)?\{[^{}$]*[A-Za-z][^{}$]*\}", sig[0].text.strip()) \
+        is not None
 
 
 def _finish(d: _Draft, row_of: Any) -> Chain:
