@@ -306,3 +306,68 @@ def test_kv_cache_reduction_factor(sentence):
     doc = _sized_doc(d_model=512, h=8, g=2)
     assert judge_sentence(doc, sentence)[0][0] == "correct"
     assert judge_sentence(doc, sentence.replace("4", "8"))[0][0] == "wrong"
+
+
+# ----- a fifth blind set (25 false alarms in 4 correct documents, 4 of 12 planted errors caught) ------------------
+_FULL = ("We use $n = 3$ tokens, $d_{\\text{model}} = 4$, $h = 2$ heads, $d_k = 2$.\n\n"
+         "$$X = \\begin{pmatrix} 1 & 0 & 1 & 0 \\\\ 0 & 1 & 0 & 1 \\\\ 1 & 1 & 0 & 0 \\end{pmatrix}$$\n\n"
+         "$$W^Q = \\begin{pmatrix} 1 & 0 & 0 & 1 \\\\ 0 & 1 & 1 & 0 \\\\ 1 & 0 & 0 & 0 \\\\ 0 & 0 & 1 & 1 "
+         "\\end{pmatrix}$$\n\n")
+
+
+@pytest.mark.parametrize("row, status", [("2 & 0 & 0 & 1", "correct"), ("2 & 0 & 1 & 1", "wrong")])
+def test_a_projection_weight_without_head_index_holds_every_head_side_by_side(row, status):
+    doc = _FULL + f"$$Q = XW^Q = \\begin{{pmatrix}} {row} \\\\ 0 & 1 & 2 & 1 \\\\ 1 & 1 & 1 & 1 " \
+        "\\end{pmatrix}$$\n\n$$Q_1 = \\begin{pmatrix} 2 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\end{pmatrix}$$\n"
+    assert statuses(doc, 5) == ["given"]  # W_Q^1, W_Q^2: its column blocks
+    assert statuses(doc, 7) == [status]
+    assert statuses(doc, 9) == ["correct"]  # head 1's queries: the first two columns, from W_Q^1
+
+
+def test_a_weight_without_head_index_never_given_is_unchecked_not_a_number():
+    doc = ("We use $n = 2$ tokens, $d_{\\text{model}} = 2$, $h = 2$ heads.\n\n"
+           "$$X = \\begin{pmatrix} 1 & 0 \\\\ 0 & 1 \\end{pmatrix}$$\n\n"
+           "$$XW^Q = \\begin{pmatrix} 2 & 1 \\\\ 1 & 3 \\end{pmatrix}$$\n")
+    assert statuses(doc, 5) == ["unchecked"]  # W^Q was read as a number: entries 'whatever the inputs'
+
+
+@pytest.mark.parametrize("stated, status", [("6", "correct"), ("7", "wrong")])
+def test_a_bold_question_sets_the_example_of_its_section(stated, status):
+    doc = ("We use $n = 5$ tokens, $d_{model} = 8$, $h = 2$.\n\n"
+           "**Q5. What does a causal mask look like for $n = 4$?**\n\n"
+           f"It masks $n(n-1)/2 = {stated}$ of the 16 entries.\n\n## Next\n\nHere $n(n-1)/2 = 10$.\n")
+    assert statuses(doc, 5) == [status]
+    assert statuses(doc, 9) == ["correct"]  # the next heading ends it: n = 5 again
+
+
+def test_a_supposed_configuration_is_its_own():
+    doc = ("We use $n = 5$ tokens, $d_{model} = 8$, $h = 2$.\n\n"
+           "Suppose the batch holds sequences of lengths 4 and 2, right-padded to $n = 4$. More.\n\n"
+           "Then $n = 4$ again.\n")
+    assert statuses(doc, 3) == ["given"]
+    assert statuses(doc, 5) == ["wrong"]  # not supposed: the document's n is 5
+
+
+@pytest.mark.parametrize("label, value, status", [("GQA-8", 8, "correct"), ("GQA", 4, "given"),
+                                                  ("GQA-8", 4, "given"), ("MQA", 1, "correct"), ("MQA", 2, "wrong")])
+def test_bold_variant_labels_in_a_list(label, value, status):
+    doc = ("We use $h = 32$ heads and $d_k = 128$.\n\n- **MHA**: $H_{kv} = 32$, one K/V head per query head.\n"
+           f"- **{label}**: $H_{{kv}} = {value}$, shared.\n")
+    assert statuses(doc, 4) == [status]
+
+
+@pytest.mark.parametrize("width", ["d", "D", "d_{model}"])
+def test_the_column_convention_with_the_model_width_under_other_letters(width):
+    doc = (f"Tokens are columns: $X \\in \\mathbb{{R}}^{{{width} \\times n}}$.\n\n"
+           f"We use ${width} = 8$, $h = 2$, $n = 3$.\n\n"
+           "$$Q^{(i)} = W_Q^{(i)} X \\in \\mathbb{R}^{4 \\times 3}$$\n")
+    assert flagged(doc) == []
+    assert statuses(doc, 5) == ["unchecked"]
+
+
+def test_a_padding_count_is_not_the_causal_mask_count():
+    doc = ("A decoder with a causal mask, $n = 4$ tokens, $d_{model} = 4$, $h = 1$.\n\n"
+           "With padding alone $4 \\cdot 2 = 8$ of its 16 entries are masked.\n\n"
+           "With a causal mask, 6 of the 16 attention weights are masked.\n\n"
+           "With a causal mask, 5 of the 16 attention weights are masked.\n")
+    assert flagged(doc) == [7]

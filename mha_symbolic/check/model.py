@@ -41,6 +41,8 @@ __all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "gene
 DIMS = ("n", "d_model", "h", "d_k", "d_v", "g", "n_kv")
 #: the variants named by their key/value heads: multi-query (g = 1) and multi-head (g = h) attention
 VARIANT_NAMES = r"(MQA|MHA|multi-query|multi-head)"
+#: the names of the variants as labels of a list of them ("- **GQA-8**: ..."), grouped-query attention included
+VARIANT_LABELS = r"(MQA|MHA|GQA(?:[-\s]?\d+)?|multi-query|multi-head|grouped-query)"
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
                 "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
                 "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",
@@ -272,6 +274,7 @@ class DocumentModel:
     kv_reported: bool = False  # a g that does not divide h, reported once
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
+    section_sizes: dict[str, int] = field(default_factory=dict)  # a section's own example ("**Q5. ... $n = 4$?**")
     bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)

@@ -202,6 +202,70 @@ def _input_key(doc: DocumentModel, tex: str) -> str | None:
     return f"W_{letter}^{index}"
 
 
+#: a projection weight without a head index: W^Q, W_{K}, W^{(V)}, \mathbf{W}^Q, W_q
+_FULL_WEIGHT = re.compile(r"\s*(?:\\mathbf\{W\}|\\boldsymbol\{W\}|W)\s*(?:\^|_)\s*\{?\(?\s*(?:\\mathrm\{|\\text\{)?"
+                          r"([QKVqkv])\}?\s*\)?\}?\s*")
+
+
+def _full_weights(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -> Verdict3 | None:
+    """``W^Q`` given as a ``d_model x h d_k`` matrix: the per-head weights ``W_Q^i`` are its column blocks (head
+    ``i`` reads columns ``(i - 1) d_k + 1 .. i d_k`` of ``X W^Q``), bound as inputs the first time.  None when
+    ``tex`` is not such a weight or the sizes do not fit (then it is judged as before)."""
+    m = _FULL_WEIGHT.fullmatch(tex)
+    known = doc.known_dims()
+    h, d_model = known.get("h"), known.get("d_model")
+    if m is None or h is None or d_model is None or doc.convention == "split":
+        return None
+    letter = m.group(1).upper()
+    width = known.get("d_v" if letter == "V" else "d_k") or (d_model // h if d_model % h == 0 else None)
+    if width is None or stated.shape != (d_model, h * width):
+        return None
+    keys = [f"W_{letter}^{i}" for i in range(1, h + 1)]
+    blocks = [stated[:, (i - 1) * width:i * width] for i in range(1, h + 1)]
+    if all(key in doc.values for key in keys):
+        same = all(doc.values[key] == block for key, block in zip(keys, blocks, strict=True))
+        return ("correct", f"{tex.strip()} is W_{letter}^1 ... W_{letter}^{h} side by side", None, "computed") if same \
+            else ("wrong", f"{tex.strip()} differs from the W_{letter}^i given earlier side by side", None, "computed")
+    for key, block in zip(keys, blocks, strict=True):
+        doc.values[key] = ImmutableMatrix(block)
+    doc._model = doc._table = None
+    return ("given", f"W_{letter}^1 ... W_{letter}^{h} given ({d_model} x {width} each): the column blocks of "
+            f"{tex.strip()}", None, "")
+
+
+def _loose_weight(e: Any) -> bool:
+    """Does ``e`` hold a projection weight without a head index, read as a number (``W**Q`` or ``W_Q``)?"""
+    from sympy import Pow
+
+    if not hasattr(e, "atoms"):
+        return False
+    return any(isinstance(p.base, Symbol) and p.base.name == "W" for p in e.atoms(Pow)) or any(
+        re.fullmatch(r"W_\{?[QKVqkv]\}?", x.name) for x in e.atoms(Symbol))
+
+
+def _full_product(doc: DocumentModel, tex: str, stated: ImmutableMatrix | None = None) -> Any:
+    """``X W^Q`` with ``W^Q`` given side by side: every head's ``X W_Q^i`` side by side, exact; so is a bare ``Q``
+    stated as a matrix of that width (``h > 1``: one head's width is that head's ``Q``).  None otherwise."""
+    h = doc.known_dims().get("h")
+    if stated is not None:
+        bare = re.fullmatch(r"\s*([QKV])\s*", tex)
+        if bare is None or h is None or h < 2 or stated.cols != h * doc.values.get(f"W_{bare.group(1)}^1",
+                                                                                   ImmutableMatrix([[]])).cols:
+            return None
+        tex = f"X W^{bare.group(1)}"
+    m = re.fullmatch(r"\s*X\s*(?:\\cdot\s*)?(.+)", tex)
+    weight = _FULL_WEIGHT.fullmatch(m.group(1)) if m else None
+    if weight is None or h is None or "X" not in doc.values:
+        return None
+    letter = weight.group(1).upper()
+    keys = [f"W_{letter}^{i}" for i in range(1, h + 1)]
+    if not all(key in doc.values for key in keys):
+        return None
+    X = doc.values["X"]
+    blocks = [X * doc.values[key] for key in keys]
+    return ImmutableMatrix.hstack(*blocks) if all(b.rows == X.rows for b in blocks) else None
+
+
 def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix) -> ImmutableMatrix | None:
     """The value of ``s`` under the causal mask when ``stated`` has its pattern of exact zeros (a masked weight is
     0, an attended one is not); the document's model is causal from then on (its worked example is a masked one).
@@ -301,6 +365,20 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         if i == k or _literal(s) is not None:
             continue
         op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]  # the relation to the stated side
+        full = _full_weights(doc, tex[i], stated)
+        if full is not None:  # W^Q = [4 x 4 numbers]: every head's W_Q^i side by side
+            verdicts.append(full)
+            continue
+        whole = _full_product(doc, tex[i], stated) if re.fullmatch(r"\s*[QKV]\s*", tex[i]) else None
+        if whole is not None:  # Q of width h d_k: every head's queries side by side
+            s = whole
+        elif _loose_weight(s):  # X W^Q with W^Q no matrix of the model: read as a number, it would commute
+            product = _full_product(doc, tex[i])
+            if product is None:
+                verdicts.append(("unchecked", f"{tex[i]}: a weight without a head index that the document has not "
+                                 "given as every head's columns side by side", None, ""))
+                continue
+            s = product
         key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
         is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
                                         or key in ("m", "M") and doc.mask is not None)

@@ -21,7 +21,7 @@ from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
 from .masks import CAUSAL_WORDS, mask_prose
-from .model import VARIANT_NAMES, DocumentModel, dim_name
+from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .report import Finding, Report
 from .sentences import prose_statement
 
@@ -116,8 +116,8 @@ def _cross_roles(text: str) -> str:
 
 _VERDICTS = ("correct", "wrong", "inconsistent", "assumed")
 #: a document whose tokens are columns: "one token per column", "tokens as column vectors", X in R^{d_model x n}
-_COLUMNS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*d_?\{?(?:\\text\{|\\mathrm\{)?model\}*\s*"
-                      r"\\times\s*(?:n|N|L|T)\s*\}")  # X in R^{d_model x n}: tokens are X's columns
+_COLUMNS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*(?:d_?\{?(?:\\text\{|\\mathrm\{)?model\}*|d|D|E)\s*"
+                      r"\\times\s*(?:n|N|L|T)\s*\}")  # X in R^{d_model x n} (or d x n): tokens are X's columns
 _ROWS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*(?:n|N|L|T)\s*\\times\s*d")
 _H_IS_HEADS = re.compile(r"\$\s*H\s*=\s*\d+\s*\$[^.$]{0,40}?\bheads?\b"
                          r"|\bnumber\s+of\s+(?:attention\s+|query\s+)?heads\b[^.$]{0,20}\$\s*H\s*(?:=\s*\d+\s*)?\$"
@@ -151,6 +151,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     from .read import chains
     from .tables import judge_table
 
+    if p.kind == "heading" or p.kind == "prose" and _BOLD_LINE.fullmatch(p.text):
+        doc.section_sizes = _section_sizes(doc, p.text)
     if p.kind == "heading":
         from .read import scope
 
@@ -279,9 +281,9 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
     kv = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
-    named = r"\s*" + VARIANT_NAMES + r"(?:\s+attention)?\s*[:(]\s*\$\s*"
+    named = r"\s*(?:[-*+]\s+)?[*_]{0,2}" + VARIANT_LABELS + r"[*_]{0,2}(?:\s+attention)?[*_]{0,2}\s*[:(]\s*\$\s*"
     bullet = re.match(named + re.escape(p.text.strip()),
-                      p.sentence or "", re.I)  # "- MQA: $H_{kv} = 1$, ...": a list of the variants
+                      p.sentence or "", re.I)  # "- **MQA**: $H_{kv} = 1$, ...": a list of the variants
     if bullet is not None:
         return _judge_variant(doc, bullet, c)
     contrast = r"\b(?:between|versus|vs\.?|compared|than|interpolat\w*|extreme|special case|standard|whereas|while|" \
@@ -305,7 +307,13 @@ def _judge_variant(doc: DocumentModel, m: Any, c: Any) -> tuple[str, str] | None
     h = doc.known_dims().get("h")
     value = int(side) if side.isdigit() else h if dim_name(side) == "h" or re.fullmatch(r"n_\{?q\}?", side) \
         else None
-    multi_query = m.group(1).lower() in ("mqa", "multi-query")
+    label = m.group(1).lower()
+    if label.startswith(("gqa", "grouped")):  # "GQA-8: $H_{kv} = 8$": the groups of that variant, not this model's
+        number = re.search(r"\d+", label)
+        if value is not None and number is not None and int(number.group()) == value:
+            return "correct", f"{m.group(1)} has g = {value} key/value heads"
+        return "given", f"g = {side} of the variant this line is about ({m.group(1)})"
+    multi_query = label in ("mqa", "multi-query")
     want, name = (1, "multi-query attention shares one key/value head") if multi_query else \
         (h, "multi-head attention has one key/value head per query head, g = h")
     if value is None or want is None:
@@ -387,6 +395,20 @@ def _alias(c: Any) -> str | None:
 _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 
+#: a paragraph that is one bold line ("**Q5. What does a causal mask look like for $n = 4$?**"): a heading
+_BOLD_LINE = re.compile(r"\s*(?:\*\*|__)[^\n]+(?:\*\*|__)\s*")
+
+
+def _section_sizes(doc: DocumentModel, heading: str) -> dict[str, int]:
+    """The sizes a heading sets for its section's own example when they differ from the document's ("... for
+    $n = 4$?" in a document of 5 tokens): the section is judged in them, the document keeps its own."""
+    from .read import scope
+
+    known = doc.known_dims()
+    sizes = {k: v for k, v in scope(heading).items() if k in _LOCAL_SIZES}
+    return sizes if any(known.get(k) not in (None, v) for k, v in sizes.items()) else {}
+
+
 def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     """The model a math piece is judged in: the document's own, or a local copy for an example inside a
     paragraph -- a condition that sets sizes ("with h = 1 the bound reads ...", "whenever d_k = 2", "for
@@ -415,6 +437,11 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         elif not found and re.match(r"\s*(?:with|for|if|when|whenever|setting|letting|assuming)\s+\$\s*"
                                     + re.escape(p.text.strip()) + r"\s*\$", clause, re.I):
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
+        elif not found and re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I) and \
+                any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
+            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... padded to $n = 4$"
+    if not sizes and doc.section_sizes:  # a section whose heading set its own example
+        sizes = dict(doc.section_sizes)
     if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention
         sizes["g"] = sizes.pop("n_kv")
     if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):

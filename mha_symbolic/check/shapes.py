@@ -100,6 +100,8 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     for a, b in zip(shape, stated, strict=True):
         a, b = as_sympy(a), as_sympy(b)
         if a.is_Symbol and b.is_Integer and dim_name(a.name) is not None:
+            if doc.columns:  # a shape written in the column convention does not bind the row convention's sizes
+                return "unchecked", "a shape in the column convention: sizes are not read off it", None, ""
             doc.bind_dim(dim_name(a.name) or "", int(b))
             bound.append(f"{a} = {b}")
             continue
