@@ -371,3 +371,24 @@ def test_a_padding_count_is_not_the_causal_mask_count():
            "With a causal mask, 6 of the 16 attention weights are masked.\n\n"
            "With a causal mask, 5 of the 16 attention weights are masked.\n")
     assert flagged(doc) == [7]
+
+
+@pytest.mark.parametrize("stated, status", [("2{,}362{,}368", "correct"), ("2{,}360{,}064", "wrong")])
+def test_a_new_name_for_a_computation_is_judged_by_its_arithmetic(stated, status):
+    doc = f"The base configuration: $d = 768$, $h = 12$.\n\n$$P_{{\\text{{bias}}}} = 4d^2 + 4d = {stated}.$$\n"
+    assert statuses(doc, 1)[0] == "given"  # a lone d: the model width
+    assert statuses(doc, 3) == [status]
+
+
+@pytest.mark.parametrize("before, status", [("The quadratic term overtakes the linear term when", "given"),
+                                            ("Here", "wrong")])
+def test_an_inequality_after_when_is_a_condition(before, status):
+    doc = f"We use $n = 512$ tokens and $d_{{model}} = 768$.\n\n{before} $n > 2 d_{{model}}$.\n"
+    assert statuses(doc, 3) == [status]
+
+
+def test_a_stated_d_v_is_the_models_and_d_v_is_never_assumed_equal_to_d_k():
+    doc = ("Take $d_k = 4$ and $n = 3$.\n\n"
+           "$$V = \\begin{pmatrix} 1 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\end{pmatrix}$$\n\n"
+           "The rank is $2 = d_v$, the maximum allowed by $\\mathrm{rank}(AV) \\le \\min(n, d_v)$.\n")
+    assert statuses(doc, 5) == ["given", "correct"]  # d_v = 2 bound (not 'wrong: d_v = 4'), the bound proven

@@ -29,7 +29,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand
+from sympy import FiniteSet, ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand
 
 from .._convert import as_sympy
 from ..attention import MultiHeadAttention
@@ -356,7 +356,8 @@ class DocumentModel:
                 d_model = h * d["d_k"]
             d_k = d.get("d_k") if d_model is None or h is None else None
             try:
-                self._model = MultiHeadAttention(d.get("n"), d_model, h, d_k=d_k, convention=self.convention)
+                self._model = MultiHeadAttention(d.get("n"), d_model, h, d_k=d_k, convention=self.convention,
+                                                 **({"d_v": d["d_v"]} if d.get("d_v") is not None else {}))
             except MHASymbolicError:
                 try:
                     self._model = MultiHeadAttention(d.get("n"), d_model, h, convention=self.convention)
@@ -440,6 +441,8 @@ class DocumentModel:
             got = got.xreplace(named) if named else got
         if getattr(got, "has", None) and got.has(S.ImaginaryUnit):
             raise ParseError(f"{tex!r}: a bare I is read as the identity only with its size (I_n)")
+        if isinstance(got, FiniteSet) and len(got) == 1 and dim_name(str(next(iter(got)))) is not None:
+            got = next(iter(got))  # a lone d (the grammar reads {d}, braced so as not to be a differential)
         return got
 
     def _local_names(self, tex: str) -> str:

@@ -58,7 +58,9 @@ def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
     D = doc.model().dims
     for name in ("d_k", "d_v"):
         size = as_int(getattr(D, name))
-        if name not in d and size is not None:
+        # the model's d_k or d_v when it follows from d_model / h; d_v = d_k alone is the model's assumption, and
+        # a statement about d_v ("rank 2 = d_v" with a 3 x 2 V) is not judged by it
+        if name not in d and size is not None and ("d_model" in d and "h" in d or name == "d_k"):
             d[name] = size
     out = {}
     for s in getattr(e, "free_symbols", set()):
@@ -94,6 +96,13 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
                     re.fullmatch(r"[dDnN]_\{?\w+\}?", str(sides[i])):  # a size by its name (d_h, n_layers)
                 doc.definitions[str(sides[i])] = value  # $d_h = 4$: a name the document gives a number
                 return "given", f"{tex[i].strip()} = {value}: a name the document gives a value", None, ""
+    if len(values) > 2 and not values[0].is_number and all(v.is_number for v in values[1:]) and \
+            isinstance(sides[0], Symbol) and dim_name(str(sides[0])) is None and ops[0] in ("eq", "def"):
+        # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a new name for what follows, whose arithmetic is judged
+        verdict = _compare_chain(values[1:], ops[1:], tex[1:], "computed")
+        if verdict[0] == "correct":
+            doc.definitions.setdefault(str(sides[0]), values[1])
+        return verdict
     if any(not v.is_number for v in values):
         if not all(op == "eq" for op in ops):
             doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}

@@ -191,6 +191,11 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
                 continue
+            if c.ops and set(c.ops) <= {"lt", "le", "gt", "ge"} and re.search(
+                    _CONDITION_BEFORE + re.escape(p.text.strip()) + r"\s*\$", p.sentence or "", re.I):
+                emit(p.line + c.row, c.text, "given", "a condition (when it holds), not a claim that it does",
+                     kind="setting")  # "the quadratic term overtakes the linear one when $n > 2d$"
+                continue
             case = r"\b(?:for|take|with)\s+(?:a|an|another|any|some)\s+(?:[\w-]+\s+)?\$\s*"
             if len(c.sides) == 2 and c.sides[0].strip() in doc.definitions and re.search(
                     case + re.escape(p.text.strip()), p.sentence or "", re.I):  # "for a saturated $p \approx (0, 1)$"
@@ -395,6 +400,8 @@ def _alias(c: Any) -> str | None:
 _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 
+#: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
+_CONDITION_BEFORE = r"\b(?:when|whenever|if|once|unless|until|provided(?:\s+that)?|as\s+long\s+as)\s+\$\s*"
 #: a paragraph that is one bold line ("**Q5. What does a causal mask look like for $n = 4$?**"): a heading
 _BOLD_LINE = re.compile(r"\s*(?:\*\*|__)[^\n]+(?:\*\*|__)\s*")
 

@@ -34,10 +34,6 @@ def stated_shape(tex: str) -> tuple[str, str] | None:
 
 def _size(doc: DocumentModel, e: Any) -> Any:
     """A size expression with the document's spellings replaced by the model's sizes and known values."""
-    from sympy import FiniteSet
-
-    if isinstance(e, FiniteSet) and len(e) == 1:  # {d}: a lone d, braced so as not to read as a differential
-        e = next(iter(e))
     D = doc.model().dims
     by_name = {"n": D.n, "d_model": D.d_model, "h": D.h, "d_k": D.d_k, "d_v": D.d_v,
                "g": doc.model().kv_heads or Symbol("g", integer=True, positive=True), "n_kv": doc.model().n_kv}
