@@ -95,3 +95,20 @@ def test_a_labelled_arithmetic_error_is_flagged():
 def test_deep_nesting_with_a_unit_is_left_to_the_reader_limits():
     deep = "(" * 3000 + "2" + ")" * 3000
     assert judge_amounts({}, [deep, r"2 \text{ bytes}"], ["eq"]) is None
+
+
+@pytest.mark.parametrize("sides, ops, status", [
+    ([r"100{,}000{,}000 \text{ bytes}", r"95 \text{ MiB}"], ["eq"], "wrong"),  # '=' is exact; only '≈' rounds
+    ([r"100{,}000{,}000 \text{ bytes}", r"95 \text{ MiB}"], ["approx"], "correct"),
+    ([r"1024 \text{ KiB}", r"\text{MiB}"], ["eq"], "correct"),  # a unit alone is one of it
+    ([r"25.2 \text{ MB}", r"25{,}165{,}824 \text{ bytes}"], ["approx"], "correct"),  # the rounded side on the left
+    ([r"25.4 \text{ MB}", r"25{,}165{,}824 \text{ bytes}"], ["approx"], "wrong"),
+    (["6,144 \\cdot 1024", r"6 \text{ MiB}"], ["eq"], "correct"),  # a plain comma between groups of three
+])
+def test_rounding_units_and_separators(sides, ops, status):
+    assert judge_amounts({}, sides, ops)[0] == status
+
+
+def test_a_side_without_unit_is_shown_in_the_unit_of_the_next_side_with_one():
+    got = judge_amounts({}, [r"2 \cdot 48", r"96 \text{ MiB}", r"100{,}663{,}296 \text{ bytes}"], ["eq", "eq"])
+    assert got == ("correct", "96 MiB = 96 MiB = 100663296 bytes", None, "computed")
