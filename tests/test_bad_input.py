@@ -426,7 +426,7 @@ def test_malformed_formula_is_reported_on_its_line(formula, reason):
 
 
 def test_a_broken_row_of_an_aligned_block_hides_no_other_row():
-    doc = ("With $h = 2$ heads and $d_{model} = 8$.\n\n$$\n\\begin{aligned}\nd_k &= 4 \\\\\nd_v &= 5 \\\\\n"
+    doc = ("With $h = 2$ heads and $d_{model} = 8$.\n\n$$\n\\begin{aligned}\nd_k &= 4 \\\\\nd_k &= 5 \\\\\n"
            "x &= \\frac{1}{2\n\\end{aligned}\n$$\n")
     found = [(f.line, f.status, f.message) for f in check_text(doc, isolate=False).findings if f.line > 1]
     assert [(line, status) for line, status, _ in found] == [(5, "correct"), (6, "wrong"), (7, "unchecked")]
@@ -435,7 +435,7 @@ def test_a_broken_row_of_an_aligned_block_hides_no_other_row():
 
 def test_latex_comments_are_not_malformed():
     doc = ("With $h = 2$ heads and $d_{model} = 8$.\n\n$$\nd_k = 5 % per head {see below\n$$\n\n"
-           "$$\n\\begin{aligned}\nd_k &= 4 \\\\ % {per head}\nd_v &= 5 % TODO: \\left(\n\\end{aligned}\n$$\n")
+           "$$\n\\begin{aligned}\nd_k &= 4 \\\\ % {per head}\nd_k &= 5 % TODO: \\left(\n\\end{aligned}\n$$\n")
     found = [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.line > 1]
     assert found == [(4, "wrong"), (9, "correct"), (10, "wrong")]
 

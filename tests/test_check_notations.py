@@ -349,7 +349,8 @@ def test_a_supposed_configuration_is_its_own():
 
 
 @pytest.mark.parametrize("label, value, status", [("GQA-8", 8, "correct"), ("GQA", 4, "given"),
-                                                  ("GQA-8", 4, "given"), ("MQA", 1, "correct"), ("MQA", 2, "wrong")])
+                                                  ("GQA-8", 4, "correct"),  # read as the group size: 32 / 8
+                                                  ("GQA-8", 6, "wrong"), ("MQA", 1, "correct"), ("MQA", 2, "wrong")])
 def test_bold_variant_labels_in_a_list(label, value, status):
     doc = ("We use $h = 32$ heads and $d_k = 128$.\n\n- **MHA**: $H_{kv} = 32$, one K/V head per query head.\n"
            f"- **{label}**: $H_{{kv}} = {value}$, shared.\n")
@@ -392,3 +393,75 @@ def test_a_stated_d_v_is_the_models_and_d_v_is_never_assumed_equal_to_d_k():
            "$$V = \\begin{pmatrix} 1 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\end{pmatrix}$$\n\n"
            "The rank is $2 = d_v$, the maximum allowed by $\\mathrm{rank}(AV) \\le \\min(n, d_v)$.\n")
     assert statuses(doc, 5) == ["given", "correct"]  # d_v = 2 bound (not 'wrong: d_v = 4'), the bound proven
+
+
+# ----- a review of the rules above (50 probes): each problem it found, fixed ------------------------------------
+@pytest.mark.parametrize("stated, status", [("2{,}147{,}483{,}648", "correct"), ("2{,}147{,}483{,}640", "wrong")])
+def test_the_layers_letter_in_an_amount_counts_layers_not_tokens(stated, status):
+    doc = ("We use $n = 4096$ tokens, $d_{model} = 4096$, $h = 32$ heads, $L = 32$ layers, fp16.\n\n"
+           f"$$2 \\cdot L \\cdot n \\cdot d_{{model}} \\cdot 2 = {stated} \\text{{ bytes}}$$\n")
+    assert statuses(doc, 3) == [status]
+
+
+def test_an_l_with_no_tokens_stated_is_not_read_in_an_amount():
+    assert statuses("We use $h = 4$ heads.\n\n$$2 \\cdot L \\cdot 64 = 1024 \\text{ bytes}$$\n", 3) != ["wrong"]
+
+
+@pytest.mark.parametrize("formula, status", [(r"100{,}663{,}296 \text{ bytes} \approx 100 \text{ MB}", "correct"),
+                                             (r"536{,}870{,}912 \text{ bytes} \approx 540 \text{ MB}", "correct"),
+                                             (r"128 \text{ GiB} \approx 140 \text{ GB}", "correct"),
+                                             (r"128 \text{ GiB} \approx 150 \text{ GB}", "wrong")])
+def test_approx_rounds_to_the_last_nonzero_digit(formula, status):
+    assert statuses(f"We use $h = 4$ heads.\n\n$${formula}$$\n", 3) == [status]
+
+
+def test_a_name_for_one_rows_sum_is_not_kept_for_the_next_row():
+    doc = ("Row 1: $Z = e^{1} + e^{0} = 3.718$.\n\nRow 2: $Z = e^{2} + e^{1} = 10.107$.\n\n"
+           "Row 3: $Z = e^{2} + e^{1} = 10.207$.\n")
+    assert flagged(doc) == [5]
+
+
+def test_a_bold_line_that_is_no_question_does_not_scope_what_follows():
+    doc = ("We use $n = 5$ tokens, $d_{model} = 8$ and $h = 2$ heads.\n\n"
+           "**Exercise: redo the mask for $n = 4$.**\n\n"
+           "Back in our running example, each head computes $n^2 = 25$ scores.\n\n"
+           "**Q5. What does a causal mask look like for $n = 4$?**\n\n**Answer: a lower-triangular pattern.**\n\n"
+           "It keeps $n(n+1)/2 = 10$ entries.\n")
+    assert flagged(doc) == []
+    assert statuses(doc, 5) == ["correct"] and statuses(doc, 11) == ["correct"]
+
+
+@pytest.mark.parametrize("item, status", [("- **MHA:** $g = 8$, one per query head.", "correct"),
+                                          ("- **MQA** (multi-query): $g = 1$, shared.", "correct"),
+                                          ("- **MQA** (multi-query): $g = 2$, shared.", "wrong")])
+def test_variant_labels_with_the_colon_in_the_bold_or_a_parenthesis(item, status):
+    assert statuses(f"We use $h = 8$ heads and $g = 2$ key/value heads.\n\n{item}\n", 3) == [status]
+
+
+def test_a_stated_d_v_holds_with_d_model_and_h_given():
+    doc = ("We use $n = 4$ tokens, $d_{model} = 8$, $h = 2$ heads, $d_k = 4$ and $d_v = 2$.\n\n"
+           "$$V_i \\in \\mathbb{R}^{4 \\times 2}$$\n\n$$h d_v = 4$$\n")
+    assert flagged(doc) == []
+    assert statuses(doc, 3) == ["correct"] and statuses(doc, 5) == ["correct"]
+
+
+@pytest.mark.parametrize("text, status", [("It dominates when $1024 > 2 \\cdot 1024$.", "wrong"),
+                                          ("It dominates when $n > 2 d_{model}$.", "given")])
+def test_a_condition_needs_a_size_in_it(text, status):
+    assert statuses(f"We use $n = 1024$ tokens, $d_{{model}} = 1024$.\n\n{text}\n", 3) == [status]
+
+
+def test_a_padded_batch_under_a_look_ahead_mask_is_the_causal_count():
+    doc = ("A decoder with a causal mask, $n = 4$ tokens, $d_{model} = 4$, $h = 1$.\n\n"
+           "Under the look-ahead mask of this padded batch, 4 of the 16 entries are masked.\n")
+    assert statuses(doc, 3) == ["wrong"]
+
+
+@pytest.mark.parametrize("entry, status", [("4", "correct"), ("5", "wrong")])
+def test_bold_matrix_names_with_full_weights(entry, status):
+    doc = ("We use $n = 2$ tokens, $d_{\\text{model}} = 2$, $h = 2$ heads, $d_k = 1$.\n\n"
+           "$$\\mathbf{X} = \\begin{pmatrix} 1 & 0 \\\\ 0 & 1 \\end{pmatrix}, \\quad "
+           "\\mathbf{W}^{Q} = \\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}$$\n\n"
+           f"$$\\mathbf{{Q}} = \\mathbf{{X}}\\mathbf{{W}}^{{Q}} = \\begin{{pmatrix}} 1 & 2 \\\\ 3 & {entry} "
+           "\\end{pmatrix}$$\n")
+    assert statuses(doc, 5) == [status]

@@ -78,9 +78,11 @@ def test_mixed_units_of_values_and_bytes_are_no_false_alarm():
 
 @pytest.mark.parametrize("tex, sides, ops", [
     (r"\text{GQA}: 2 \cdot 3 = 6", ("2 \\cdot 3", "6"), ("eq",)),
-    (r"\textbf{Step 2}: a = b", ("a", "b"), ("eq",)),
+    (r"\textbf{Step 2}: 2 a = b", ("2 a", "b"), ("eq",)),
     (r"f: X \to Y", ("f", "X", "Y"), ("colon", "to")),  # a map, not a label
     (r"\text{GQA}: n", ("\\text{GQA}", "n"), ("colon",)),  # nothing after the label is a relation: kept
+    (r"\text{MQA}: g = 1", ("\\text{MQA}", "g", "1"), ("colon", "eq")),  # a size of that variant: kept
+    (r"\text{MHA} : \text{GQA} = 4 : 1", ("\\text{MHA}", "\\text{GQA}", "4", "1"), ("colon", "eq", "colon")),
 ])
 def test_a_text_label_before_a_colon_is_not_a_side(tex, sides, ops):
     (c,) = chains(tex)

@@ -109,7 +109,10 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
     from .statistics import judge_statistic
     from .units import judge_amounts
 
-    amounts = judge_amounts(doc.known_dims(), sides_tex, ops)  # 98{,}304 \cdot 1024 = ... \text{ bytes} = 96 MiB
+    # 98{,}304 \cdot 1024 = ... \text{ bytes} = 96 MiB; L counts layers once "$L = 32$ layers" said so
+    layer_name, layer_count = doc.memory.get("layer_name"), doc.memory.get("layers")
+    amounts = judge_amounts(doc.known_dims(), sides_tex, ops,
+                            (layer_name, layer_count) if layer_name and layer_count else None)
     if amounts is not None:
         return "number", amounts
     entry = judge_entry(doc, sides_tex, ops)

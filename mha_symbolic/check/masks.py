@@ -244,7 +244,7 @@ def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str 
     alone = _ONLY_ITSELF.search(s) if named else None
     rows = _ROWS.search(s)
     count = _COUNT.search(s) if named else None
-    if count and re.search(r"\bpadd(?:ing|ed)\b", s, re.I) and not re.search(r"\bcausal", s, re.I):
+    if count and re.search(r"\bpadd(?:ing|ed)\b", s, re.I) and not CAUSAL_WORDS.search(s):
         count = None  # "with padding alone 4 \cdot 2 = 8 of its 16 entries are masked": not the causal mask's count
     if not (side or first or alone or rows or count):
         return None

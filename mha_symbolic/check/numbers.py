@@ -58,9 +58,9 @@ def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
     D = doc.model().dims
     for name in ("d_k", "d_v"):
         size = as_int(getattr(D, name))
-        # the model's d_k or d_v when it follows from d_model / h; d_v = d_k alone is the model's assumption, and
-        # a statement about d_v ("rank 2 = d_v" with a 3 x 2 V) is not judged by it
-        if name not in d and size is not None and ("d_model" in d and "h" in d or name == "d_k"):
+        # the model's d_k (d_model / h, its definition); its d_v only when the document states it: d_v = d_model / h
+        # or d_v = d_k is the model's default, and a statement of d_v ("d_v = 2", "rank 2 = d_v") is not judged by it
+        if name not in d and size is not None and name == "d_k":
             d[name] = size
     out = {}
     for s in getattr(e, "free_symbols", set()):
@@ -98,11 +98,9 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
                 return "given", f"{tex[i].strip()} = {value}: a name the document gives a value", None, ""
     if len(values) > 2 and not values[0].is_number and all(v.is_number for v in values[1:]) and \
             isinstance(sides[0], Symbol) and dim_name(str(sides[0])) is None and ops[0] in ("eq", "def"):
-        # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a new name for what follows, whose arithmetic is judged
-        verdict = _compare_chain(values[1:], ops[1:], tex[1:], "computed")
-        if verdict[0] == "correct":
-            doc.definitions.setdefault(str(sides[0]), values[1])
-        return verdict
+        # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a name for what follows, whose arithmetic is judged; the name is not
+        # kept (Z = e^1 + e^0 for one row, Z = e^2 + e^1 for the next)
+        return _compare_chain(values[1:], ops[1:], tex[1:], "computed")
     if any(not v.is_number for v in values):
         if not all(op == "eq" for op in ops):
             doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
@@ -256,6 +254,7 @@ def _full_product(doc: DocumentModel, tex: str, stated: ImmutableMatrix | None =
     """``X W^Q`` with ``W^Q`` given side by side: every head's ``X W_Q^i`` side by side, exact; so is a bare ``Q``
     stated as a matrix of that width (``h > 1``: one head's width is that head's ``Q``).  None otherwise."""
     h = doc.known_dims().get("h")
+    tex = re.sub(r"\\(?:mathbf|boldsymbol|bm)\s*\{([A-Za-z])\}", r"\1", tex)  # \mathbf{X}\mathbf{W}^{Q}
     if stated is not None:
         bare = re.fullmatch(r"\s*([QKV])\s*", tex)
         if bare is None or h is None or h < 2 or stated.cols != h * doc.values.get(f"W_{bare.group(1)}^1",
@@ -378,7 +377,8 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         if full is not None:  # W^Q = [4 x 4 numbers]: every head's W_Q^i side by side
             verdicts.append(full)
             continue
-        whole = _full_product(doc, tex[i], stated) if re.fullmatch(r"\s*[QKV]\s*", tex[i]) else None
+        whole = _full_product(doc, tex[i], stated) if re.fullmatch(r"\s*(?:\\mathbf\{[QKV]\}|[QKV])\s*", tex[i]) \
+            else None
         if whole is not None:  # Q of width h d_k: every head's queries side by side
             s = whole
         elif _loose_weight(s):  # X W^Q with W^Q no matrix of the model: read as a number, it would commute

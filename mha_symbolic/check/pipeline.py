@@ -151,7 +151,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     from .read import chains
     from .tables import judge_table
 
-    if p.kind == "heading" or p.kind == "prose" and _BOLD_LINE.fullmatch(p.text):
+    if p.kind == "heading" or p.kind == "prose" and _BOLD_HEAD.fullmatch(p.text):
         doc.section_sizes = _section_sizes(doc, p.text)
     if p.kind == "heading":
         from .read import scope
@@ -191,7 +191,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
                 continue
-            if c.ops and set(c.ops) <= {"lt", "le", "gt", "ge"} and re.search(
+            sized = re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", c.text))  # a size in it, not 1024 > 2048
+            if c.ops and set(c.ops) <= {"lt", "le", "gt", "ge"} and sized and re.search(
                     _CONDITION_BEFORE + re.escape(p.text.strip()) + r"\s*\$", p.sentence or "", re.I):
                 emit(p.line + c.row, c.text, "given", "a condition (when it holds), not a claim that it does",
                      kind="setting")  # "the quadratic term overtakes the linear one when $n > 2d$"
@@ -286,7 +287,9 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
     kv = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
-    named = r"\s*(?:[-*+]\s+)?[*_]{0,2}" + VARIANT_LABELS + r"[*_]{0,2}(?:\s+attention)?[*_]{0,2}\s*[:(]\s*\$\s*"
+    named = r"\s*(?:[-*+]\s+)?[*_]{0,2}" + VARIANT_LABELS + \
+        r"(?:\s+attention)?(?:[*_]{0,2}\s*\([^()$]*\))?[*_]{0,2}\s*(?::[*_]{0,2}\s*|\()\s*\$\s*"
+    # "- **MQA**: $g = 1$", "**MHA:** $g = 8$", "**MQA** (multi-query): $g = 1$", "GQA-8 ($g = 8$)"
     bullet = re.match(named + re.escape(p.text.strip()),
                       p.sentence or "", re.I)  # "- **MQA**: $H_{kv} = 1$, ...": a list of the variants
     if bullet is not None:
@@ -315,9 +318,14 @@ def _judge_variant(doc: DocumentModel, m: Any, c: Any) -> tuple[str, str] | None
     label = m.group(1).lower()
     if label.startswith(("gqa", "grouped")):  # "GQA-8: $H_{kv} = 8$": the groups of that variant, not this model's
         number = re.search(r"\d+", label)
-        if value is not None and number is not None and int(number.group()) == value:
+        if value is None or number is None:
+            return "given", f"g = {side} of the variant this line is about ({m.group(1)})"
+        groups = int(number.group())  # GQA-8: 8 key/value heads (or, read as the group size, h / 8 of them)
+        if value == groups or h is not None and value * groups == h:
             return "correct", f"{m.group(1)} has g = {value} key/value heads"
-        return "given", f"g = {side} of the variant this line is about ({m.group(1)})"
+        return "wrong", f"{m.group(1)} has {groups} key/value heads" + (f" (or h / {groups} = {h // groups})" if h
+                                                                         and h % groups == 0 else "") \
+            + f", not {side}"
     multi_query = label in ("mqa", "multi-query")
     want, name = (1, "multi-query attention shares one key/value head") if multi_query else \
         (h, "multi-head attention has one key/value head per query head, g = h")
@@ -402,8 +410,9 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 #: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
 _CONDITION_BEFORE = r"\b(?:when|whenever|if|once|unless|until|provided(?:\s+that)?|as\s+long\s+as)\s+\$\s*"
-#: a paragraph that is one bold line ("**Q5. What does a causal mask look like for $n = 4$?**"): a heading
-_BOLD_LINE = re.compile(r"\s*(?:\*\*|__)[^\n]+(?:\*\*|__)\s*")
+#: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
+#: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
+_BOLD_HEAD = re.compile(r"\s*(?:\*\*|__)(?:(?:Q|Question\s*)?\d+[.):]\s*[^\n]*|[^\n]*[?:])(?:\*\*|__)\s*", re.I)
 
 
 def _section_sizes(doc: DocumentModel, heading: str) -> dict[str, int]:

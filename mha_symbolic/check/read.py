@@ -319,8 +319,11 @@ def _draft(toks: list[_Tok], depths: list[int], cond: bool) -> _Draft | None:
             sides.append([])
         else:
             sides[-1].append(t)
-    if len(ops) > 1 and ops[0].value == "colon" and _label(sides[0]):
-        sides, ops = sides[1:], ops[1:]  # "\text{GQA}: 24{,}576 \cdot 1024 = ...": a label, not a side
+    if len(ops) > 1 and ops[0].value == "colon" and _label(sides[0]) and "colon" not in {o.value for o in ops[1:]} \
+            and not re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?", _text(sides[1])):
+        # "\text{GQA}: 24{,}576 \cdot 1024 = ...": a label, not a side; not before a size ("\text{MQA}: g = 1" is
+        # about that variant) nor in a ratio ("\text{MHA} : \text{GQA} = 4 : 1")
+        sides, ops = sides[1:], ops[1:]
     return _Draft(sides, ops, cond, toks[0].pos, [toks])
 
 

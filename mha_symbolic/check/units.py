@@ -5,7 +5,8 @@ followed by at most one unit of memory (``\text{ bytes}``, ``\,\mathrm{MiB}``, `
 counts bytes or the unit of its neighbour (``2 \cdot 48 = 96 \text{ MiB}`` counts MiB, ``6{,}144 \cdot 1024 =
 6 \text{ MiB}`` bytes): the pair holds if either reading does.
 Each pair of neighbouring sides is compared in the unit of either side at the precision that side is written with
-(``25{,}165{,}824 \text{ bytes} \approx 25.2 \text{ MB}``), and ``\approx`` without decimals rounds to a whole unit.
+(``25{,}165{,}824 \text{ bytes} \approx 25.2 \text{ MB}``), and ``\approx`` without decimals rounds to the last
+nonzero digit (``\approx 540 \text{ MB}`` is within 5 MB).
 KB, MB, GB and TB are read both as powers of 1000 and of 1024 (many authors write MB for 2^20 bytes): a pair
 holds if either reading does.  A chain with any other side is not an amount of memory here (None).
 
@@ -50,11 +51,17 @@ def _places(tex: str) -> int | None:
     return max(found) if found else None
 
 
-def _side(tex: str, names: dict[str, Any]) -> tuple[Fraction, str | None] | None:
-    """``(amount, unit)`` of one side, the unit None when not written; None when the side is not arithmetic."""
+def _side(tex: str, names: dict[str, Any], layers: tuple[str, int] | None = None
+          ) -> tuple[Fraction, str | None] | None:
+    """``(amount, unit)`` of one side, the unit None when not written; None when the side is not arithmetic.
+    ``layers``: the document's letter for its layers and their number (``L`` counts layers, not tokens, there)."""
     m = _UNIT.match(tex.strip())
     amount, unit = (m.group("amount"), m.group("unit")) if m else (tex, None)
     amount = _SEPARATORS.sub("", amount).strip()
+    if layers is not None:
+        amount = re.sub(rf"(?<![\\A-Za-z_^]){re.escape(layers[0])}(?![A-Za-z_^])", f" ({layers[1]}) ", amount)
+    elif re.search(r"(?<![\\A-Za-z_^])[LN](?![A-Za-z_^])", amount) and "n" not in names:
+        return None  # L or N with no tokens stated: the layers, or the length? not read
     if not amount:
         amount = "1"  # "\text{MiB}" alone: one MiB
     try:
@@ -64,8 +71,9 @@ def _side(tex: str, names: dict[str, Any]) -> tuple[Fraction, str | None] | None
 
 
 def _agree(value: Fraction, stated: Fraction, places: int | None, op: str) -> bool:
-    if places is None and op == "approx":
-        places = 0
+    if places is None and op == "approx" and stated.denominator == 1:  # "≈ 540 MB": to its last nonzero digit
+        zeros = len(str(abs(stated.numerator))) - len(str(abs(stated.numerator)).rstrip("0")) if stated else 0
+        return abs(value - stated) <= Fraction(10 ** zeros, 2)
     return agrees(Rational(value.numerator, value.denominator), Rational(stated.numerator, stated.denominator),
                   places)
 
@@ -74,13 +82,15 @@ def _show(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
 
 
-def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
-    """The verdict of a chain of amounts of memory (see the module docstring), or None when it is not one."""
+def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str], layers: tuple[str, int] | None = None
+                  ) -> tuple[str, str, str | None, str] | None:
+    """The verdict of a chain of amounts of memory (see the module docstring), or None when it is not one.
+    ``layers``: the letter the document counts its layers with and their number (``$L = 32$ layers``)."""
     if not ops or any(op not in ("eq", "approx") for op in ops):
         return None
     if not any(_UNIT.match(t.strip()) for t in sides):
         return None
-    read = [_side(t, names) for t in sides]
+    read = [_side(t, names, layers) for t in sides]
     if any(r is None for r in read) or not any(r[1] for r in read if r is not None):
         return None
     parsed: list[tuple[Fraction, str | None]] = [r for r in read if r is not None]
