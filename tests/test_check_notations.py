@@ -465,3 +465,62 @@ def test_bold_matrix_names_with_full_weights(entry, status):
            f"$$\\mathbf{{Q}} = \\mathbf{{X}}\\mathbf{{W}}^{{Q}} = \\begin{{pmatrix}} 1 & 2 \\\\ 3 & {entry} "
            "\\end{pmatrix}$$\n")
     assert statuses(doc, 5) == [status]
+
+
+# ----- a sixth blind set (13 false alarms in 4 correct documents, 3 of 12 planted errors caught) ------------------
+_TABLE = ("| symbol | meaning | value |\n|---|---|---|\n| $D$ | model width | 4,096 |\n| $L$ | decoder layers | 32 |\n"
+          "| $h$ | query heads | 32 |\n| $g$ | key/value heads | 8 |\n| $d_h$ | head dimension | 128 ($= D/h$) |\n"
+          "| $r$ | query heads per KV head, $h/g$ | 4 |\n| $B$ | batch size | 8 |\n\n")
+
+
+def test_a_table_of_sizes_is_read_by_what_its_labels_say():
+    report = check_text(_TABLE + "MHA is the special case $g = h = 32$; multi-query attention (MQA) is $g = 1$.\n\n"
+                        "MQA is $g = 2$.\n", isolate=False)
+    got = {(f.line, f.status) for f in report.findings}
+    assert {(3, "given"), (4, "given"), (5, "given"), (6, "given"), (7, "correct")} <= got  # L: layers, not tokens
+    assert not any(f.line in (8, 9) for f in report.findings)  # a ratio and a batch: no size of the model
+    assert [f.status for f in report.findings if f.line == 11][0] == "correct"  # MHA: g = h = 32
+    assert not any(f.status in ("wrong", "inconsistent") for f in report.findings if f.line == 11)
+    assert [f.status for f in report.findings if f.line == 13] == ["wrong"]
+
+
+def test_heads_counted_from_zero_in_prose_are_zero_based():
+    doc = _TABLE + "So query heads 0–3 read KV head 0 and query heads 12–15 read KV head 3.\n"
+    assert flagged(doc) == []
+
+
+def test_the_key_value_heads_called_heads_are_no_head_count():
+    assert flagged(_TABLE + "Repeating tiles the 8 heads, giving KV head $j \\bmod 8$.\n") == []
+
+
+@pytest.mark.parametrize("phrase, h", [("one head with $d_k = 2$", 1), ("a single-head example", 1),
+                                       ("the score matrix of one head", None), ("one head dimension", None)])
+def test_a_single_head_is_read_from_its_words(phrase, h):
+    from mha_symbolic.check.read import settings
+
+    got = [s.value for s in settings(phrase) if s.name == "h"]
+    assert got == ([h] if h else [])
+
+
+def test_a_single_head_section_after_an_introduction_with_two_heads():
+    doc = ("Self-attention by hand, then the same input with two heads.\n\n## Given\n\n"
+           "$n = 2$ tokens, model width $d = 2$, one head with $d_k = d_v = 2$.\n")
+    assert flagged(doc) == []
+
+
+@pytest.mark.parametrize("text, status", [("$e^{11} \\approx 59874$", "correct"),
+                                          ("$e^{11} \\approx 60000$", "correct"), ("$e^{11} \\approx 59000$", "wrong")])
+def test_approx_with_a_whole_number(text, status):
+    assert statuses(f"We use $h = 2$.\n\nThen {text}.\n", 3) == [status]
+
+
+def test_a_toy_example_and_an_equality_after_when_are_their_own():
+    doc = ("We use $N = 128$ tokens and $d_k = 64$.\n\n## Part 2\n\nToy example with $N = 4$ keys: one key matches.\n\n"
+           "$N \\times N = 128 \\times 128$; the shapes only agree when $N = d_k$.\n")
+    assert flagged(doc) == []
+
+
+def test_a_statement_about_a_named_variant_uses_its_own_key_value_heads():
+    doc = ("We use $h = 16$ heads, $H_{kv} = 4$ key/value heads, $d_h = 64$, $d_{model} = 1024$.\n\n"
+           "For MHA $H_{kv} d_h = d_{model} = 1024$.\n")
+    assert flagged(doc) == []

@@ -202,7 +202,9 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     question = s.find("?")
     if last and (re.search(r"\bbudget\b", s, re.I) or 0 <= last[-1].start() < question):
         return [("unchecked", "a question or a budget, not a stated cache size", None, "")]
-    if last and re.search(r"\bbatch\b", s + " " + context, re.I):
+    batch = doc.memory.get("batch_name")  # "$B$ | batch size | 8" in a table: "at $B = 8$" is a batch
+    if last and (re.search(r"\bbatch\b", s + " " + context, re.I) or batch and re.search(
+            rf"(?<![A-Za-z_\\]){re.escape(batch)}\s*=\s*\d+", s)):
         return [("unchecked", "a cache for a batch of sequences: the batch size times the cache per sequence is not "
                  "read", None, "")]
     if variant is not None:  # "With MQA (a single KV head) it would be 16 KiB": that variant's cache

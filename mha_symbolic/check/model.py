@@ -455,6 +455,13 @@ class DocumentModel:
         if self.current_head is not None:
             k = self.current_head - (1 if self.zero_based else 0)
             tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(^])", lambda m: f"{m.group(1)}_{{{k}}}", tex)
+        elif self.dims.get("h") == 1 and not self.values.get("W_Q^2"):  # one head: bare Q, K, V, A are its own (S
+            # is left alone: the document's S may be the scaled scores)
+            k = 0 if self.zero_based else 1
+            transposed = r"\^\s*\{?\s*(?:T|\\top|\\intercal|\\mathsf\{T\}|\\mathrm\{T\})"
+            tex = re.sub(rf"(?<![\\A-Za-z_^])(?<![_^]{{)(S'|A|Z|Q|K|V)(?![_'A-Za-z(^])"
+                         rf"|(?<![\\A-Za-z_^])(?<![_^]{{)([QKV])(?={transposed})",
+                         lambda m: f"{m.group(1) or m.group(2)}_{{{k}}}", tex)
         return tex
 
     def key(self, obj: Any) -> str | None:

@@ -14,6 +14,7 @@ from sympy import (
     MatrixExpr,
     MatrixSymbol,
     Number,
+    Rational,
     Symbol,
     simplify,
 )
@@ -144,6 +145,10 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
         A, B = _literal(a), _literal(b)
         if A is None or B is None:
             return bool(simplify(a - b) == 0)
+        if op == "approx" and places is None and A.shape == B.shape == (1, 1) and B[0].is_Integer and \
+                not A[0].is_Integer:  # e^{11} ~ 59874: to the last nonzero digit written (540 to within 5)
+            digits = str(abs(int(B[0])))
+            return bool(abs(A[0] - B[0]) <= Rational(10 ** (len(digits) - len(digits.rstrip("0"))), 2))
         return A.shape == B.shape and all(agrees(x, y, places) for x, y in zip(A, B, strict=True))
     if op == "ne":
         return not _holds(a, b, "eq", places)
@@ -235,6 +240,7 @@ def _full_weights(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -> Verd
             else ("wrong", f"{tex.strip()} differs from the W_{letter}^i given earlier side by side", None, "computed")
     for key, block in zip(keys, blocks, strict=True):
         doc.values[key] = ImmutableMatrix(block)
+    doc.memory.setdefault("full_weights", {})[letter] = ImmutableMatrix(stated)  # re-split for another h
     doc._model = doc._table = None
     return ("given", f"W_{letter}^1 ... W_{letter}^{h} given ({d_model} x {width} each): the column blocks of "
             f"{tex.strip()}", None, "")
@@ -252,12 +258,12 @@ def _loose_weight(e: Any) -> bool:
 
 def _full_product(doc: DocumentModel, tex: str, stated: ImmutableMatrix | None = None) -> Any:
     """``X W^Q`` with ``W^Q`` given side by side: every head's ``X W_Q^i`` side by side, exact; so is a bare ``Q``
-    stated as a matrix of that width (``h > 1``: one head's width is that head's ``Q``).  None otherwise."""
+    stated as a matrix of that width (every head's queries; with one head, its own).  None otherwise."""
     h = doc.known_dims().get("h")
     tex = re.sub(r"\\(?:mathbf|boldsymbol|bm)\s*\{([A-Za-z])\}", r"\1", tex)  # \mathbf{X}\mathbf{W}^{Q}
     if stated is not None:
         bare = re.fullmatch(r"\s*([QKV])\s*", tex)
-        if bare is None or h is None or h < 2 or stated.cols != h * doc.values.get(f"W_{bare.group(1)}^1",
+        if bare is None or h is None or stated.cols != h * doc.values.get(f"W_{bare.group(1)}^1",
                                                                                    ImmutableMatrix([[]])).cols:
             return None
         tex = f"X W^{bare.group(1)}"

@@ -48,7 +48,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc.columns = bool(_COLUMNS.search(repair.text)) and not _ROWS.search(repair.text)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
-    doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]",
+    doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]"
+                                    r"|\bheads?\s+0\s*(?:[–—-]|to\b|,|\.\.)",  # "query heads 0–3 read KV head 0"
                                     repair.text))
     if re.search(r"X_\{?(?:[i1-9]|\\text\{head\s*\d\})\}?\s*(?:=|(?:\\times|\\cdot|\\,)?\s*W)", repair.text):
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
@@ -192,7 +193,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
                 continue
             sized = re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", c.text))  # a size in it, not 1024 > 2048
-            if c.ops and set(c.ops) <= {"lt", "le", "gt", "ge"} and sized and re.search(
+            relation = set(c.ops) <= {"lt", "le", "gt", "ge"} or set(c.ops) <= {"eq", "ne"} and not any(
+                re.fullmatch(r"\s*[\d.]+\s*", x) for x in c.sides)  # "when $N = d_k$": two sizes, no number
+            if c.ops and relation and sized and re.search(
                     _CONDITION_BEFORE + re.escape(p.text.strip()) + r"\s*\$", p.sentence or "", re.I):
                 emit(p.line + c.row, c.text, "given", "a condition (when it holds), not a claim that it does",
                      kind="setting")  # "the quadratic term overtakes the linear one when $n > 2d$"
@@ -202,6 +205,12 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                     case + re.escape(p.text.strip()), p.sentence or "", re.I):  # "for a saturated $p \approx (0, 1)$"
                 emit(p.line + c.row, c.text, "given", f"another case: {c.sides[0].strip()} here is not the value given "
                      "earlier", kind="formula")
+                continue
+            kv_named = any(dim_name(x) == "g" for x in re.findall(r"[A-Za-z](?:_\{?[\w{}]+\}?)?", c.text))
+            if kv_named and re.search(r"\b(?:for|in|with|under)\s+(?:MHA|MQA|multi-head|multi-query)\b[^$]*\$\s*"
+                                      + re.escape(p.text.strip()), p.sentence or "", re.I):
+                emit(p.line + c.row, c.text, "given", "a statement about the variant the sentence names, with its "
+                     "own key/value heads", kind="setting")  # "For MHA $H_{kv} d_h = d_{model}$"
                 continue
             counted = _counted(doc, p, c)
             if counted is not None:  # "$L = 80$ layers", "$n_q = 64$ query heads": what the number counts
@@ -300,6 +309,11 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
         return None  # "Our layer uses MQA ($g = 1$)": a claim about this model, judged against its g
     m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
     if m is None:
+        m = re.search(VARIANT_NAMES + r"(?:\s+attention)?(?:\s*\([^()$]*\))?\s*(?:is|are|has|uses|means|:)\s+"
+                      r"(?:(?:the|a)\s+(?:special|limiting|degenerate|extreme)\s+case\s+)?\$\s*"
+                      + re.escape(p.text.strip()), p.sentence or "", re.I)  # "MQA is $g = 1$"
+        if m is not None:
+            return _judge_variant(doc, m, c)
         said = {x.lower() for x in re.findall(rf"\b{VARIANT_NAMES}\b", p.clause or "", re.I)}
         variants = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in said}
         if len(variants) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):
@@ -422,7 +436,22 @@ def _section_sizes(doc: DocumentModel, heading: str) -> dict[str, int]:
 
     known = doc.known_dims()
     sizes = {k: v for k, v in scope(heading).items() if k in _LOCAL_SIZES}
+    for name, value in re.findall(r"\b(?:with|for|when|if|at|using)\s+\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", heading, re.I):
+        if dim_name(name) in _LOCAL_SIZES:  # "(e) What changes with $h = 2$ heads"
+            sizes.setdefault(dim_name(name) or "", int(value))
     return sizes if any(known.get(k) not in (None, v) for k, v in sizes.items()) else {}
+
+
+def _resplit(doc: DocumentModel, h: int) -> dict[str, Any]:
+    """The inputs of an example with ``h`` heads drawn from the document's: ``X`` and the full projections given
+    side by side (``W^Q``, d_model x h d_k), cut into ``h`` column blocks ("with two heads, head i takes column i of
+    each projection"); nothing else carries over."""
+    out: dict[str, Any] = {k: v for k, v in doc.values.items() if k == "X"}
+    for letter, W in doc.memory.get("full_weights", {}).items():
+        if W.cols % h == 0:
+            width = W.cols // h
+            out |= {f"W_{letter}^{i}": W[:, (i - 1) * width:i * width] for i in range(1, h + 1)}
+    return out
 
 
 def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
@@ -453,9 +482,10 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         elif not found and re.match(r"\s*(?:with|for|if|when|whenever|setting|letting|assuming)\s+\$\s*"
                                     + re.escape(p.text.strip()) + r"\s*\$", clause, re.I):
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
-        elif not found and re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I) and \
+        elif not found and (re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I)
+                            or hypothetical(clause)) and \
                 any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
-            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... padded to $n = 4$"
+            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... $n = 4$", "Toy example with"
     if not sizes and doc.section_sizes:  # a section whose heading set its own example
         sizes = dict(doc.section_sizes)
     if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention
@@ -472,7 +502,8 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         if dim_name(name) in _LOCAL_SIZES:
             sizes.setdefault(dim_name(name) or "", int(value))
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
-                   values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else {},
+                   values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else
+                   _resplit(doc, sizes["h"]),
                    assumed={}, definitions=dict(doc.definitions), local=None, _model=None, _table=None)
     doc.local = (paragraph, copy, sizes)
     return copy, sizes

@@ -200,6 +200,12 @@ def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
     for m in re.finditer(r"\b(?:only\s+one|just\s+one|a\s+single|single)[\s-]+token\b|\bone\s+token\s+only\b",
                          plain, re.I):
         out.append((m.start(), Setting("n", 1, m.group(0))))
+    for m in re.finditer(r"\b(?:with|using|uses?|has|have)\s+(?:only\s+|just\s+|exactly\s+)?(?:one|a\s+single|1)\s+"
+                         r"(?:attention\s+)?head\b(?![-\s]+(?:of|in|at|dim\w*|width|size|index|vector|output)\b)|\b(?:one|a\s+single)\s+head\s+with\b"
+                         r"|\bsingle[- ]head(?:ed)?\s+(?:case|example|toy\s+example)\b",
+                         plain, re.I):  # "one head with $d_k = 2$", "a single-head example": h = 1 (not "one head of",
+        # nor "single-head attention", the name of a mechanism)
+        out.append((m.start(), Setting("h", 1, m.group(0))))
     kv = r"(?:kv|k/v|key[-/]value|key-value)\s+head\b"  # multi-query attention: g = 1
     for m in re.finditer(rf"\b(?:all|every)\s+(?:the\s+)?(?:\d+\s+)?(?:query\s+)?heads\s+share\s+"
                          rf"(?:a\s+single|one|the\s+same)\s+{kv}|\b(?:only|just)\s+one\s+{kv}", plain, re.I):
@@ -347,6 +353,7 @@ def hypothetical(sentence: str) -> bool:
     """
     return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we|what if"
                           r"|(?:a|an|another|one)\s+(?:\w+\s+)?example\s+(?:with|where|in which)"
+                          r"|(?:toy|tiny|small|quick|minimal|second|third)\s+example\s+(?:with|where|in which)"
                           r"|special case|limiting case|extreme case|other extreme"
                           r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo|par exemple|pour comparaison|aurait"
                           r"|serait|seria|por exemplo|para comparação)\b|^\s*\(", sentence, re.I))

@@ -66,6 +66,11 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     for s in settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)):  # inline math and code are judged apart
         known = doc.known_dims().get(s.name)
+        if s.name == "h" and known not in (None, s.value) and doc.known_dims().get("g") == s.value:
+            continue  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
+        if known is not None and known != s.value and s.name == "h" and s.value == 1 and \
+                doc.new_example(s.name, int(s.value)):
+            known = None  # "one head with d_k = 2" under a heading of its own, after "two heads" before it
         if known is None:
             doc.bind_dim(s.name, int(s.value))
             emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")

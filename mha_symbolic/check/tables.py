@@ -163,23 +163,59 @@ def _matrix(doc: DocumentModel, name: str, M: ImmutableMatrix, rows: list[Any], 
                  shown(ImmutableMatrix([got_row]), places), "number", "computed")
 
 
+#: what a sizes table's label says a row counts, which outranks its letter (``$L$ | decoder layers``, ``$D$ | head
+#: dimension``); "layers" and the like are no size of the model
+_MEANINGS = [(r"\bper\s+(?:kv|key|k/v|query|token|layer|group)|\bratio\b|\bgroup\s+size\b", "skip"),
+             (r"\blayers?\b", "layers"), (r"\bbatch\b|\bmax(?:imum)?\b|\bbytes?\b|\bdtype\b|\bvocab", "skip"),
+             (r"\b(?:key[-/ ]?value|kv|k/v)\s+heads?\b|\bkv[-_ ]heads\b", "g"),
+             (r"\bheads?\s+(?:dim(?:ension)?|size|width)\b|\bper[- ]head\b|\bhead_dim\b", "d_k"),
+             (r"\b(?:query\s+)?heads\b|\bnumber\s+of\s+heads\b", "h"),
+             (r"\bmodel\s+(?:width|dim(?:ension)?|size)\b|\bhidden\s+(?:size|dim(?:ension)?)\b|\bembedding\s+"
+              r"(?:size|dim(?:ension)?|width)\b|\bd_?model\b", "d_model"),
+             (r"\b(?:sequence|context)\s+length\b|\btokens\b", "n")]
+
+
 def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
-    """A table of sizes (``| heads | $h$ | 3 |``): each row with one number and a label naming a size is an
-    equation ``size = number`` (bound the first time, compared after); True when every row is such a row."""
+    """A table of sizes (``| heads | $h$ | 3 |``, ``| $D$ | model width | 4,096 |``): each row with one number
+    and a label naming a size is an equation ``size = number`` (bound the first time, compared after); what the
+    label's words say a row counts outranks its letter (``$L$ | decoder layers`` counts layers, not tokens), and
+    rows of other things (a dtype, a batch) are passed over.  True when at least two rows are sizes and every row
+    is a size or passed over."""
     from .model import dim_name
 
     found = []
     for p in rows:
         labels = (p.name or "").split("|")
         values = p.value if isinstance(p.value, list) else None
-        if not values or len(values) != 1 or not isinstance(values[0], int):
-            return False
+        if values is None and p.text:
+            m = re.match(r"\s*(\d{1,3}(?:,\d{3})+|\d+)(?![\d.])", p.text.split("|")[-1])
+            values = [int(m.group(1).replace(",", ""))] if m else None
+        words = re.sub(r"\$[^$]*\$", " ", " ".join(x for x in labels if not re.match(r"\s*\d", x))).lower()
+        meaning = next((size for pattern, size in _MEANINGS if re.search(pattern, words)), None)
+        if re.search(r"\bbatch\b", words) and re.fullmatch(r"\s*\$?([A-Za-z])\$?\s*", labels[0]):
+            doc.memory["batch_name"] = re.sub(r"\W", "", labels[0])  # the batch's letter: its sizes are batches
+        if meaning in ("skip", "layers") or not values or len(values) != 1 or not isinstance(values[0], int):
+            if meaning == "layers" and values and isinstance(values[0], int):
+                found.append((p, "layers", values[0]))
+            elif meaning is None and values and re.search(r"\$", p.name or ""):
+                return False  # a named row of another kind: not a sizes table
+            continue
         names = [re.sub(r"^\$|\$$", "", x.strip()) for x in labels]
         spelled = next((x for x in reversed(names) if x and dim_name(x.split("=")[0].strip())), None)
-        if spelled is None:
+        if spelled is None and meaning is None:
             return False
-        found.append((p, spelled, values[0]))
+        same = spelled is not None and (meaning is None or dim_name(spelled.split("=")[0].strip()) == meaning)
+        found.append((p, spelled if same and spelled is not None else str(meaning), values[0]))
+    if sum(1 for _, what, _ in found if what != "layers") < 2:
+        return False
     for p, spelled, value in found:
+        if spelled == "layers":
+            letter = re.sub(r"^\$|\$$", "", (p.name or "").split("|")[0].strip())
+            doc.memory["layers"] = value
+            if re.fullmatch(r"[A-Za-z]", letter):
+                doc.memory["layer_name"] = letter
+            emit(p, "given", f"the number of layers ({value})", None, "setting", "")
+            continue
         sides = [x.strip() for x in spelled.split("=")] + [str(value)]
         got = judge(doc, sides, ["eq"] * (len(sides) - 1), p.text)
         if got is not None:
