@@ -14,7 +14,6 @@ from sympy import (
     MatrixExpr,
     MatrixSymbol,
     Number,
-    Rational,
     Symbol,
     simplify,
 )
@@ -147,8 +146,9 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
             return bool(simplify(a - b) == 0)
         if op == "approx" and places is None and A.shape == B.shape == (1, 1) and B[0].is_Integer and \
                 not A[0].is_Integer:  # e^{11} ~ 59874: to the last nonzero digit written (540 to within 5)
-            digits = str(abs(int(B[0])))
-            return bool(abs(A[0] - B[0]) <= Rational(10 ** (len(digits) - len(digits.rstrip("0"))), 2))
+            from .units import to_last_digit
+
+            return to_last_digit(A[0].evalf(30), int(B[0]))
         return A.shape == B.shape and all(agrees(x, y, places) for x, y in zip(A, B, strict=True))
     if op == "ne":
         return not _holds(a, b, "eq", places)

@@ -29,7 +29,7 @@ from sympy import Rational
 from ..statements._base import agrees
 from .arithmetic import arithmetic_value
 
-__all__ = ["judge_amounts"]
+__all__ = ["judge_amounts", "to_last_digit"]
 
 #: bytes in one unit; decimal units also have their binary reading (see the module docstring)
 _BINARY = {"bytes": 1, "byte": 1, "B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
@@ -70,10 +70,21 @@ def _side(tex: str, names: dict[str, Any], layers: tuple[str, int] | None = None
         return None
 
 
+def to_last_digit(value: Any, stated: int) -> bool:
+    """Does ``value`` round to the whole number ``stated`` at its last nonzero digit ("≈ 540" is within 5,
+    "≈ 59874" within 1/2)?
+
+    >>> to_last_digit(536.87, 540), to_last_digit(59874.14, 59875), to_last_digit(0.3, 0)
+    (True, False, True)
+    """
+    digits = str(abs(int(stated)))
+    zeros = len(digits) - len(digits.rstrip("0")) if stated else 0
+    return bool(abs(value - stated) <= Rational(10 ** zeros, 2))
+
+
 def _agree(value: Fraction, stated: Fraction, places: int | None, op: str) -> bool:
     if places is None and op == "approx" and stated.denominator == 1:  # "≈ 540 MB": to its last nonzero digit
-        zeros = len(str(abs(stated.numerator))) - len(str(abs(stated.numerator)).rstrip("0")) if stated else 0
-        return abs(value - stated) <= Fraction(10 ** zeros, 2)
+        return to_last_digit(Rational(value.numerator, value.denominator), stated.numerator)
     return agrees(Rational(value.numerator, value.denominator), Rational(stated.numerator, stated.denominator),
                   places)
 
