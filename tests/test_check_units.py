@@ -57,7 +57,7 @@ def test_the_expected_amount_is_in_the_unit_of_the_stated_side():
     assert judge_amounts({}, [r"2 \cdot 48", r"86 \text{ MiB}"], ["eq"]) == (
         "wrong", r"2 \cdot 48 is 96 MiB, not 86 \text{ MiB}", "96 MiB", "computed")
     assert judge_amounts({}, ["3 \\cdot 1024", r"3 \text{ KiB}"], ["approx"]) == (
-        "correct", "3072 KiB ≈ 3 KiB", None, "computed")  # 3072 bytes, shown in the neighbour's unit
+        "correct", "3072 ≈ 3 KiB", None, "computed")  # 3072 bytes: a side without a unit is shown without one
     assert judge_amounts({}, ["6144 \\cdot 1024", r"7 \text{ MiB}"], ["eq"])[2] == "6 MiB"  # the closest reading
     assert judge_amounts({"d_k": 64}, [r"2 d_k", r"128 \text{ bytes}"], ["eq"])[0] == "correct"
 
@@ -111,6 +111,8 @@ def test_rounding_units_and_separators(sides, ops, status):
     assert judge_amounts({}, sides, ops)[0] == status
 
 
-def test_a_side_without_unit_is_shown_in_the_unit_of_the_next_side_with_one():
+def test_a_side_without_unit_is_shown_without_one_and_compared_in_its_neighbours():
     got = judge_amounts({}, [r"2 \cdot 48", r"96 \text{ MiB}", r"100{,}663{,}296 \text{ bytes}"], ["eq", "eq"])
-    assert got == ("correct", "96 MiB = 96 MiB = 100663296 bytes", None, "computed")
+    assert got == ("correct", "96 = 96 MiB = 100663296 bytes", None, "computed")
+    assert judge_amounts({}, [r"2 \cdot 48", r"86 \text{ MiB}", r"100{,}663{,}296 \text{ bytes}"], ["eq", "eq"])[2] \
+        == "96 MiB"  # the expected amount in the stated side's unit

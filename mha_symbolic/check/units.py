@@ -124,7 +124,7 @@ def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str], layer
         fa, fb = min(pairs, key=lambda f: abs(a * f[0] / f[1] - b) / (abs(b) + 1))  # the closest reading
         expected = f"{_show(a * fa / fb)} {units[k + 1]}"
         return "wrong", f"{sides[k].strip()} is {expected}, not {sides[k + 1].strip()}", expected, "computed"
-    shown = [f"{_show(a)} {u}" for (a, _), u in zip(parsed, units, strict=True)]
+    shown = [f"{_show(a)} {u}" if own else _show(a) for (a, own), u in zip(parsed, units, strict=True)]  # as written
     return "correct", shown[0] + "".join(f" {'≈' if op == 'approx' else '='} {s}" for op, s in zip(ops, shown[1:],
                                                                                                    strict=True)), \
         None, "computed"
