@@ -233,7 +233,7 @@ def _full_weights(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -> Verd
     if width is None or stated.shape != (d_model, h * width):
         return None
     keys = [f"W_{letter}^{i}" for i in range(1, h + 1)]
-    blocks = [stated[:, (i - 1) * width:i * width] for i in range(1, h + 1)]
+    blocks = head_blocks(stated, h)
     if all(key in doc.values for key in keys):
         same = all(doc.values[key] == block for key, block in zip(keys, blocks, strict=True))
         return ("correct", f"{tex.strip()} is W_{letter}^1 ... W_{letter}^{h} side by side", None, "computed") if same \
@@ -244,6 +244,16 @@ def _full_weights(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -> Verd
     doc._model = doc._table = None
     return ("given", f"W_{letter}^1 ... W_{letter}^{h} given ({d_model} x {width} each): the column blocks of "
             f"{tex.strip()}", None, "")
+
+
+def head_blocks(W: ImmutableMatrix, h: int) -> list[ImmutableMatrix]:
+    """The ``h`` column blocks of a projection given side by side (``W^Q = [W_Q^1 ... W_Q^h]``), in head order.
+
+    >>> [b.tolist() for b in head_blocks(ImmutableMatrix([[1, 2, 3, 4]]), 2)]
+    [[[1, 2]], [[3, 4]]]
+    """
+    width = W.cols // h
+    return [ImmutableMatrix(W[:, (i - 1) * width:i * width]) for i in range(1, h + 1)]
 
 
 def _loose_weight(e: Any) -> bool:

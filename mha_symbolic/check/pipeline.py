@@ -446,11 +446,12 @@ def _resplit(doc: DocumentModel, h: int) -> dict[str, Any]:
     """The inputs of an example with ``h`` heads drawn from the document's: ``X`` and the full projections given
     side by side (``W^Q``, d_model x h d_k), cut into ``h`` column blocks ("with two heads, head i takes column i of
     each projection"); nothing else carries over."""
+    from .numbers import head_blocks
+
     out: dict[str, Any] = {k: v for k, v in doc.values.items() if k == "X"}
     for letter, W in doc.memory.get("full_weights", {}).items():
         if W.cols % h == 0:
-            width = W.cols // h
-            out |= {f"W_{letter}^{i}": W[:, (i - 1) * width:i * width] for i in range(1, h + 1)}
+            out |= {f"W_{letter}^{i}": block for i, block in enumerate(head_blocks(W, h), start=1)}
     return out
 
 
