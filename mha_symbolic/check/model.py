@@ -275,7 +275,10 @@ class DocumentModel:
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
     section_sizes: dict[str, int] = field(default_factory=dict)  # a section's own example ("**Q5. ... $n = 4$?**")
-    bound_in: dict[str, int] = field(default_factory=dict)  # the section each size was bound in
+    bound_in: dict[str, int] = field(default_factory=dict)  # the scope (paragraph) each size was bound in
+    bound_line: dict[str, int] = field(default_factory=dict)  # the line each size was bound on (evidence)
+    paragraph: int = 0  # the scope being read (a count of paragraphs, sections and cells); a restated size in another one is
+    line: int = 0  # another example, never a contradiction; line: the line being read
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
@@ -306,22 +309,39 @@ class DocumentModel:
 
     def bind_dim(self, name: str, value: int) -> None:
         self.dims[name] = int(value)
-        self.bound_in[name] = self.section
+        self.bound_in[name] = self.paragraph
+        self.bound_line[name] = self.line
         self._model = self._table = None
 
+    def scope_of(self, name: str) -> Any:
+        """The scope (paragraph) a size was bound in; a size derived from others (d_k = d_model / h, n and
+        d_model read off X) belongs to the latest scope among what it came from."""
+        if name in self.bound_in:
+            return self.bound_in[name]
+        sources = [self.bound_in[k] for k in ("d_model", "h", "n", "X") if k in self.bound_in]
+        return max(sources, default=self.paragraph) if name in ("d_k", "d_v", "n", "d_model") \
+            else self.paragraph
+
     def new_example(self, name: str, value: int) -> bool:
-        """Does ``name = value`` start another example?  It does when ``name`` was bound to another value in
-        an earlier section: then everything the document said is forgotten (sizes, values, definitions)."""
+        """Does ``name = value`` start another example?  It does when ``name`` holds another value bound in
+        another scope (an earlier paragraph, section or cell): a binding lives in its scope, and a new value
+        elsewhere is another configuration, never a contradiction.  Everything the document said is then
+        forgotten (sizes, values, definitions); only a scope that binds a size twice contradicts itself."""
         known = self.known_dims().get(name)
-        if known is None or known == value or self.bound_in.get(name, self.section) == self.section:
+        if known is None or known == value or self.scope_of(name) == self.paragraph:
             return False
         self.restart()
         return True
 
+    def evidence(self) -> str:
+        """The sizes in force and the lines that bound them: what a verdict computed from the model used."""
+        return ", ".join(f"{k} = {v} (line {self.bound_line[k]})" for k, v in self.dims.items()
+                         if k in self.bound_line)
+
     def restart(self) -> None:
         """Another example starts: forget the sizes, values and definitions the document gave so far."""
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
-        self.definitions, self.aliases, self.bound_in = {}, {}, {}
+        self.definitions, self.aliases, self.bound_in, self.bound_line = {}, {}, {}, {}
         self._model = self._table = None
 
     def known_dims(self) -> dict[str, int]:

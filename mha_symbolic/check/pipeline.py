@@ -59,7 +59,14 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         report.findings.append(Finding(q.line, q.text, status, expected, message, kind, basis, q.cell, q.output))
 
     deadline = deadline or Deadline(None)
+    paragraphs = _paragraphs(source) if not name.endswith(".ipynb") else {}
+    scope_key: Any = None
     for index, p in enumerate(_progress(pieces, name) if progress else pieces):
+        key = (p.cell, p.output, doc.section, paragraphs.get(p.line, 0))
+        if key != scope_key:  # another paragraph, section or cell: a scope of its own
+            scope_key = key
+            doc.paragraph += 1
+        doc.line = p.line
         if deadline.expired():
             report.findings.append(Finding(p.line, p.text, "unchecked", None, "not checked: the document's time "
                                            f"budget of {deadline.seconds:g} s ran out before this piece",
@@ -87,6 +94,28 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
+
+
+def _arithmetic_holds(doc: DocumentModel, sides: list[str]) -> bool:
+    """Every side is plain arithmetic on numbers equal to the last (``512/16 = 32``); one side is trivially so."""
+    try:
+        values = [doc.read(x) for x in sides]
+        return all(getattr(v, "is_number", False) and v == values[-1] for v in values)
+    except (MHASymbolicError, ValueError, TypeError, RecursionError):
+        return False
+
+
+def _paragraphs(text: str) -> dict[int, int]:
+    """Each line's paragraph: blank lines separate paragraphs (the smallest scope a size is bound in)."""
+    out, count, blank = {}, 0, True
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            blank = True
+            continue
+        count += blank
+        blank = False
+        out[number] = count
+    return out
 
 
 _ROLE = r"\b{0}(?:_\{{?[\w,]+\}}?)?\s*=\s*(?:\\mathbf\{{)?([A-Z])\}}?\s*(?:\\mathbf\{{)?W"
@@ -223,12 +252,15 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             subject = re.fullmatch(r"[A-Za-z](?:_\{?[^=]*?\}?)?(?:\^\{?\w+\}?)?", c.sides[0].strip())
             if c.ops and c.ops[0] == "eq" and subject:
                 doc.last_subject = c.sides[0].strip()
-            size = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
-            if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[1]) and here is doc and \
-                    doc.new_example(size, int(c.sides[1])):
-                emit(p.line + c.row, c.text, "given", f"another example: sets {size} = {c.sides[1].strip()} (the "
-                     "earlier sizes and values no longer apply)", kind="setting")
-                doc.bind_dim(size, int(c.sides[1]))
+            size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
+            if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
+                    _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1])):
+                # d_k = 512/16 = 32 in a paragraph of its own, after d_k = 64 elsewhere: another configuration
+                emit(p.line + c.row, c.text, "given" if len(c.sides) == 2 else "correct",
+                     f"another example: sets {size} = {c.sides[-1].strip()} (the earlier sizes and values, bound in "
+                     "another paragraph, no longer apply)", kind="setting", basis="" if len(c.sides) == 2 else
+                     "computed")
+                doc.bind_dim(size, int(c.sides[-1]))
                 continue
             got = judge_indexed(here, list(c.sides), list(c.ops), c.text) or \
                 judge(here, list(c.sides), list(c.ops), c.text)

@@ -68,22 +68,23 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         known = doc.known_dims().get(s.name)
         if s.name == "h" and known not in (None, s.value) and doc.known_dims().get("g") == s.value:
             continue  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
-        if known is not None and known != s.value and s.name == "h" and s.value == 1 and \
+        variant = s.name == "g" and re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b", p.text, re.I)
+        scenario = _another_scenario(p.text) or _another_scenario(p.clause or "")
+        if known is not None and known != s.value and not variant and not scenario and \
                 doc.new_example(s.name, int(s.value)):
-            known = None  # "one head with d_k = 2" under a heading of its own, after "two heads" before it
+            known = None  # "one head with d_k = 2" in a paragraph of its own, after "two heads" before it
         if known is None:
             doc.bind_dim(s.name, int(s.value))
             emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
-        elif known != s.value and s.name == "g" and re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b",
-                                                           p.text, re.I):
+        elif known != s.value and variant:
             emit(p.line, p.text, "given", f"g = {s.value} of the variant this line is about ({known} in the "
                  "document's model)", kind="setting")
-        elif known != s.value and (_another_scenario(p.text) or _another_scenario(p.clause or "")):
+        elif known != s.value and scenario:
             emit(p.line, p.text, "given", f"a condition of this sentence only ({s.name} = {s.value}; {known} "
                  "elsewhere)", kind="setting")
         elif known != s.value:
-            emit(p.line, p.text, "wrong", f"{s.name} is {known} earlier in the document", str(known), "setting",
-                 "computed")
+            emit(p.line, p.text, "inconsistent", f"{s.name} is {known} earlier in this paragraph (line "
+                 f"{doc.bound_line.get(s.name, '?')})", str(known), "setting", "computed")
         else:
             emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")
 
