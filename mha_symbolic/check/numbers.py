@@ -100,7 +100,7 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             isinstance(sides[0], Symbol) and dim_name(str(sides[0])) is None and ops[0] in ("eq", "def"):
         # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a name for what follows, whose arithmetic is judged; the name is not
         # kept (Z = e^1 + e^0 for one row, Z = e^2 + e^1 for the next)
-        return _compare_chain(values[1:], ops[1:], tex[1:], "computed")
+        return _compare_chain(values[1:], ops[1:], tex[1:], "computed", raw=sides[1:])
     if any(not v.is_number for v in values):
         if not all(op == "eq" for op in ops):
             doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
@@ -110,7 +110,7 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             return _compare_chain(general, ops, tex, "proven")  # d_k = d_model / h: the model's definition
         free = sorted({str(s) for v in values for s in v.free_symbols})
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
-    return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2)
+    return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
 
 
 def _by_definition(doc: DocumentModel, values: list[Any]) -> list[Any] | None:
@@ -125,18 +125,31 @@ def _by_definition(doc: DocumentModel, values: list[Any]) -> list[Any] | None:
     return out if all(simplify(a - out[0]) == 0 for a in out) else None
 
 
-def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str, given_if: Any = False
-                   ) -> Verdict3:
+def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str, given_if: Any = False,
+                   raw: list[Any] | None = None) -> Verdict3:
     for k, op in enumerate(ops):
         a, b = values[k], values[k + 1]
         places = _places(tex[k] + tex[k + 1])
         holds = _holds(a, b, op, places)
+        if holds is False and raw is not None and op in ("eq", "approx") and \
+                _balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]):
+            holds = True  # 0.2119 + 0.5761 + 0.2119 = 1: rounded terms, whose exact sum may well be 1
         if holds is False:
             return ("wrong", f"{tex[k]} = {shown(a, places)} and {tex[k + 1]} = {shown(b, places)}: "
                     f"'{_OPS.get(op, op)}' does not hold", shown(a, places), basis)
     if given_if:
         return "given", "sets " + " = ".join(tex), None, ""
     return "correct", " ".join(f"{t} = {shown(v)};" for t, v in zip(tex, values, strict=True))[:200], None, basis
+
+
+def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
+    """Can the two sides be equal once every decimal written in them stands for the interval it rounds
+    (:mod:`.balls`)?  False when either side cannot be evaluated as balls or their shapes differ."""
+    from .balls import ball_entries, written_radii
+
+    A = ball_entries(a, written_radii(a_tex))
+    B = ball_entries(b, written_radii(b_tex))
+    return A is not None and B is not None and len(A) == len(B) and all(x.overlaps(y) for x, y in zip(A, B))
 
 
 def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
@@ -384,7 +397,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         return ("given", f"another example: {name} given again ({stated.rows} x {stated.cols}; it was {was.rows} x "
                 f"{was.cols}), the earlier values no longer apply", None, "")
     if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
-        return _compare_chain([_literal(s) for s in sides], ops, tex, "computed")
+        return _compare_chain([_literal(s) for s in sides], ops, tex, "computed", raw=sides)
     for i, s in enumerate(sides):
         if i == k or _literal(s) is not None:
             continue
@@ -455,6 +468,9 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
             continue
         ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
         masked = ""
+        if not ok and not s.atoms(MatrixSymbol) and _balls_meet(s, tex[i], sides[k], tex[k]):
+            # softmax(3.5355, 1.4142) of scores rounded to 4 places: every rounding is carried (arb balls)
+            ok, masked = True, " (its decimals read as the intervals they round, as balls)"
         if not ok and op != "ne" and doc.causal_text and not doc.causal:
             causal = _causal_value(doc, s, stated)  # the document speaks of the causal mask: is its example one?
             if causal is not None:

@@ -1,0 +1,185 @@
+r"""Numbers as written: a decimal written with k places stands for every value that rounds to it.
+
+Explanation
+===========
+
+``0.0879`` written in a document is not the rational 879/10000 but the interval [0.08785, 0.08795]: the
+author rounded.  What a document computes from rounded numbers (a softmax of scores printed to four places,
+a sum of rounded weights) is carried here as a ball (python-flint's ``arb``: a midpoint and a radius that
+bounds every rounding), and a stated result is ``wrong`` only when no value it could stand for lies in that
+ball.  Whole numbers and fractions are exact.
+
+:func:`written_radii` reads the places of every decimal written in a formula; :func:`ball_entries` evaluates a
+SymPy expression (a number or a matrix) with each such decimal widened to its interval; :func:`may_equal`
+says whether a computed ball and a stated number (itself rounded at ``places``) can be equal.
+
+Examples
+========
+
+>>> from sympy import Float
+>>> radii = written_radii("3.5355 + 1.4142")
+>>> sorted((float(k), str(v)) for k, v in radii.items())
+[(1.4142, '1/20000'), (3.5355, '1/20000')]
+>>> [b] = ball_entries(Float("3.5355") + Float("1.4142"), radii)
+>>> may_equal(b, Rational(49497, 10000), 4), may_equal(b, Rational(4950, 1000), 4)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import flint
+from sympy import (
+    Abs,
+    Add,
+    Basic,
+    Dummy,
+    E,
+    Float,
+    Integer,
+    MatrixBase,
+    Mul,
+    Pow,
+    Rational,
+    Symbol,
+    exp,
+    log,
+    pi,
+    preorder_traversal,
+)
+from sympy.matrices.expressions import MatrixExpr
+
+__all__ = ["written_radii", "ball_entries", "may_equal", "half_unit"]
+
+#: bits of working precision: far more than any written decimal, so the radius is the rounding, not ours
+_PREC = 128
+#: a whole expression of more operations than this is not evaluated as balls (a budget of work, not of time)
+MAX_OPERATIONS = 20_000
+
+_DECIMAL = re.compile(r"(?<![\w.])(\d+)\.(\d+)(?![\d.])")
+
+
+def half_unit(places: int | None) -> Rational:
+    """Half a unit in the last of ``places`` decimals (0 for an exact number)."""
+    return Rational(0) if places is None else Rational(1, 2 * 10**places)
+
+
+def written_radii(tex: str) -> dict[Rational, Rational]:
+    """Each decimal written in ``tex`` (as an exact rational) and half a unit in its last written place; a value
+    written twice with different places keeps the larger radius."""
+    out: dict[Rational, Rational] = {}
+    for m in _DECIMAL.finditer(tex):
+        value = Rational(m.group(1) + "." + m.group(2))
+        radius = half_unit(len(m.group(2)))
+        out[value] = max(out.get(value, Rational(0)), radius)
+    return out
+
+
+@contextmanager
+def _precision() -> Iterator[None]:
+    old = flint.ctx.prec
+    flint.ctx.prec = _PREC
+    try:
+        yield
+    finally:
+        flint.ctx.prec = old
+
+
+def _arb_rational(q: Rational) -> Any:
+    return flint.arb(flint.fmpq(int(q.p), int(q.q)))
+
+
+def _arb(e: Any, env: dict[Any, Any]) -> Any:
+    """``e`` as an arb ball, with the symbols of ``env`` standing for their balls; ValueError if it holds
+    anything else."""
+    if e in env:
+        return env[e]
+    if isinstance(e, (Integer, Rational)):
+        return _arb_rational(Rational(e))
+    if isinstance(e, Float):
+        return _arb_rational(Rational(str(e)))
+    if e is E:
+        return flint.arb(1).exp()
+    if e is pi:
+        return flint.arb.pi()
+    if isinstance(e, Add):
+        total = flint.arb(0)
+        for a in e.args:
+            total += _arb(a, env)
+        return total
+    if isinstance(e, Mul):
+        prod = flint.arb(1)
+        for a in e.args:
+            prod *= _arb(a, env)
+        return prod
+    if isinstance(e, Pow):
+        base, power = e.args
+        if isinstance(power, Integer):
+            b = _arb(base, env)
+            k = int(power)
+            if abs(k) > 4096:
+                raise ValueError("a power too large to evaluate as a ball")
+            return b**k if k >= 0 else 1 / b**(-k)
+        if power == Rational(1, 2):
+            return _arb(base, env).sqrt()
+        if power == Rational(-1, 2):
+            return 1 / _arb(base, env).sqrt()
+        return (_arb(base, env).log() * _arb(power, env)).exp()
+    if isinstance(e, exp):
+        return _arb(e.args[0], env).exp()
+    if isinstance(e, log) and len(e.args) == 1:
+        return _arb(e.args[0], env).log()
+    if isinstance(e, Abs):
+        return abs(_arb(e.args[0], env))
+    raise ValueError(f"cannot evaluate {type(e).__name__} as a ball")
+
+
+def ball_entries(expr: Any, radii: dict[Rational, Rational]) -> list[Any] | None:
+    """The entries of ``expr`` (a number, a matrix or a matrix expression) as arb balls, each written decimal
+    of ``radii`` widened by its radius; None when the expression holds anything but numbers and the
+    elementary functions, or is too large."""
+    if not isinstance(expr, Basic):
+        return None
+    numbers = list(expr) if isinstance(expr, MatrixBase) else [expr]
+    if all(isinstance(x, Rational) for x in numbers):  # stated numbers already exact: each its own interval
+        with _precision():
+            return [flint.arb(_arb_rational(x), _arb_rational(radii.get(x, Rational(0)))) for x in numbers]
+    floats = {f for f in expr.atoms(Float)}
+    shifts: dict[Any, Any] = {}
+    env: dict[Any, Any] = {}
+    for f in floats:
+        radius = radii.get(Rational(str(f)))
+        if radius:
+            eps = Dummy("eps")
+            shifts[f] = Rational(str(f)) + radius * eps
+            env[eps] = flint.arb(0, 1)
+    try:
+        shifted = expr.xreplace(shifts) if shifts else expr
+        value = shifted.doit() if hasattr(shifted, "doit") else shifted
+        if isinstance(value, MatrixExpr):
+            value = value.as_explicit()
+        entries = list(value) if isinstance(value, MatrixBase) else [value]
+        if sum(_size(x) for x in entries) > MAX_OPERATIONS:
+            return None
+        if any(s not in env for x in entries for s in x.free_symbols if isinstance(s, Symbol)):
+            return None
+        with _precision():
+            return [_arb(x, env) for x in entries]
+    except (ValueError, TypeError, ZeroDivisionError, AttributeError, RecursionError):
+        return None
+
+
+def _size(e: Any) -> int:
+    """The number of nodes of an expression: the work its evaluation takes."""
+    return sum(1 for _ in preorder_traversal(e))
+
+
+def may_equal(ball: Any, stated: Any, places: int | None) -> bool:
+    """Can the value in ``ball`` be what the document wrote as ``stated`` (rounded at ``places``, or exact)?"""
+    with _precision():
+        written = flint.arb(_arb_rational(Rational(stated)), _arb_rational(half_unit(places)))
+        return bool(ball.overlaps(written))
