@@ -277,8 +277,8 @@ class DocumentModel:
     section_sizes: dict[str, int] = field(default_factory=dict)  # a section's own example ("**Q5. ... $n = 4$?**")
     bound_in: dict[str, int] = field(default_factory=dict)  # the scope (paragraph) each size was bound in
     bound_line: dict[str, int] = field(default_factory=dict)  # the line each size was bound on (evidence)
-    paragraph: int = 0  # the scope being read (a count of paragraphs, sections and cells); a restated size in another one is
-    line: int = 0  # another example, never a contradiction; line: the line being read
+    paragraph: int = 0  # the scope being read (a count of paragraphs, sections, cells): a size restated with
+    line: int = 0  # another value in another scope is another example, not a contradiction; the line being read
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
