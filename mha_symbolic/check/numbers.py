@@ -149,7 +149,9 @@ def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
 
     A = ball_entries(a, written_radii(a_tex))
     B = ball_entries(b, written_radii(b_tex))
-    return A is not None and B is not None and len(A) == len(B) and all(x.overlaps(y) for x, y in zip(A, B, strict=True))
+    if A is None or B is None or len(A) != len(B):
+        return False
+    return all(x.overlaps(y) for x, y in zip(A, B, strict=True))
 
 
 def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
