@@ -163,7 +163,13 @@ def test_a_row_convention_document_that_mentions_columns_is_judged():
 @pytest.mark.parametrize("sentence", ["In the same configuration, the model uses 6 heads.",
                                       "The example above uses 6 heads.", "With a causal mask the model uses 6 heads."])
 def test_sentences_about_the_documents_own_model_are_judged(sentence):
-    assert statuses(f"We use $h = 8$ heads and $d_{{model}} = 64$.\n\n{sentence}\n", 3) == ["wrong"]
+    # in the paragraph that bound h = 8: one scope binds h twice, shown with the earlier line
+    found = check_text(f"We use $h = 8$ heads and $d_{{model}} = 64$.\n{sentence}\n", isolate=False).findings
+    assert [f.status for f in found if f.status not in ("given", "correct")] == ["inconsistent"]
+    assert "line 1" in next(f.message for f in found if f.status == "inconsistent")
+    # in a paragraph of its own: another configuration (issue 25: a new value in another scope is another
+    # example, never a contradiction)
+    assert statuses(f"We use $h = 8$ heads and $d_{{model}} = 64$.\n\n{sentence}\n", 3) == ["given"]
 
 
 def test_setting_a_size_to_its_own_value_is_not_another_example():
@@ -178,8 +184,10 @@ def test_a_per_token_figure_is_per_token():
 
 
 def test_a_claim_that_the_model_is_mqa_is_judged_against_its_g():
-    doc = "We use $h = 8$ heads, $g = 2$ key/value heads and $d_{model} = 64$.\n\nOur layer uses MQA ($g = 1$).\n"
-    assert statuses(doc, 3) == ["wrong"]
+    doc = "We use $h = 8$ heads, $g = 2$ key/value heads and $d_{model} = 64$.\nOur layer uses MQA ($g = 1$).\n"
+    assert statuses(doc, 2) in (["wrong"], ["inconsistent"])  # one paragraph binds g twice
+    # in a paragraph of its own it is another configuration (issue 25's scopes), never a contradiction
+    assert statuses(doc.replace("\nOur", "\n\nOur"), 3) == ["given"]
 
 
 def test_a_second_definition_of_s_is_a_contradiction_not_a_rename():
@@ -345,7 +353,9 @@ def test_a_supposed_configuration_is_its_own():
            "Suppose the batch holds sequences of lengths 4 and 2, right-padded to $n = 4$. More.\n\n"
            "Then $n = 4$ again.\n")
     assert statuses(doc, 3) == ["given"]
-    assert statuses(doc, 5) == ["wrong"]  # not supposed: the document's n is 5
+    assert statuses(doc, 5) == ["given"]  # a paragraph of its own: another configuration (issue 25's scopes)
+    same = doc.replace("More.\n\nThen", "More.\n\nWe use $n = 5$ tokens again.\nThen")
+    assert statuses(same, 6) in (["inconsistent"], ["wrong"])  # not supposed, and its own paragraph said n = 5
 
 
 @pytest.mark.parametrize("label, value, status", [("GQA-8", 8, "correct"), ("GQA", 4, "given"),

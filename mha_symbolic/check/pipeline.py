@@ -16,6 +16,7 @@ from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
 from ..parse.latex import malformed
+from . import scopes
 from .code import code_statement
 from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
@@ -59,7 +60,11 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         report.findings.append(Finding(q.line, q.text, status, expected, message, kind, basis, q.cell, q.output))
 
     deadline = deadline or Deadline(None)
-    paragraphs = _paragraphs(source) if not name.endswith(".ipynb") else {}
+    paragraphs = scopes.paragraphs(source) if not name.endswith(".ipynb") else {}
+    paragraph_text: dict[int, str] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        if number in paragraphs:
+            paragraph_text[paragraphs[number]] = paragraph_text.get(paragraphs[number], "") + line + "\n"
     scope_key: Any = None
     for index, p in enumerate(_progress(pieces, name) if progress else pieces):
         key = (p.cell, p.output, doc.section, paragraphs.get(p.line, 0))
@@ -83,8 +88,13 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
         try:
             with time_limit(seconds_per_piece):
+                before, start = scopes.with_sizes(doc, {}), len(report.findings)
                 _piece(doc, p, index, groups, emit, row_emit)
                 _sizes_agree(doc, p, emit)
+                if p.kind in ("math", "prose"):
+                    _other_configuration(before, p, index, groups, report.findings, start,
+                                         (paragraph_text.get(paragraphs.get(p.line, -1)) or p.sentence or "")
+                                         .replace(p.text, " "))  # sizes stated elsewhere in its paragraph
         except PieceTimeout:
             emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")
         except MemoryError:
@@ -96,6 +106,43 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     return report
 
 
+def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
+                         findings: list[Any], start: int, paragraph: str) -> None:
+    """A wrong or inconsistent finding that holds in a configuration its paragraph states ("What if $h$ were
+    16?  Then $d_k = 32$") is about that configuration: it becomes ``unchecked``, saying so (:mod:`.scopes`)."""
+    from dataclasses import replace
+
+    flagged = [i for i in range(start, len(findings)) if findings[i].status in ("wrong", "inconsistent")]
+    if not flagged:
+        return
+    for sizes in scopes.other_configurations(before, paragraph):
+        rerun: list[Any] = []
+
+        def emit(line: int, tex: str, status: str, message: str = "", expected: str | None = None, kind: str = "",
+                 *args: Any, rerun: list[Any] = rerun, **kw: Any) -> None:
+            rerun.append((line, tex, kind, status))
+
+        def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, *args: Any,
+                     rerun: list[Any] = rerun) -> None:
+            rerun.append((q.line, q.text, kind, status))
+        try:
+            _piece(scopes.with_sizes(before, sizes), p, index, groups, emit, row_emit)
+        except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
+                IndexError, KeyError, NotImplementedError, re.error):
+            continue
+        # the same statement (line, text, kind) is correct there and nothing of its kind is flagged there
+        flags = {(line, tex, kind) for line, tex, kind, status in rerun if status in ("wrong", "inconsistent")}
+        holds = {(line, tex, kind) for line, tex, kind, status in rerun if status == "correct"} - flags
+        said = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        model = ", ".join(f"{k} = {before.known_dims().get(k)}" for k in sizes)
+        for i in flagged:
+            f = findings[i]
+            if f.status in ("wrong", "inconsistent") and (f.line, f.latex, f.kind) in holds:
+                findings[i] = replace(f, status="unchecked", expected=None, basis="", message=(
+                    f"holds with {said}, which its paragraph states; the document's model has {model}: about that "
+                    "configuration, not judged against the model"))
+
+
 def _arithmetic_holds(doc: DocumentModel, sides: list[str]) -> bool:
     """Every side is plain arithmetic on numbers equal to the last (``512/16 = 32``); one side is trivially so."""
     try:
@@ -103,19 +150,6 @@ def _arithmetic_holds(doc: DocumentModel, sides: list[str]) -> bool:
         return all(getattr(v, "is_number", False) and v == values[-1] for v in values)
     except (MHASymbolicError, ValueError, TypeError, RecursionError):
         return False
-
-
-def _paragraphs(text: str) -> dict[int, int]:
-    """Each line's paragraph: blank lines separate paragraphs (the smallest scope a size is bound in)."""
-    out, count, blank = {}, 0, True
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            blank = True
-            continue
-        count += blank
-        blank = False
-        out[number] = count
-    return out
 
 
 _ROLE = r"\b{0}(?:_\{{?[\w,]+\}}?)?\s*=\s*(?:\\mathbf\{{)?([A-Z])\}}?\s*(?:\\mathbf\{{)?W"
@@ -253,6 +287,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             if c.ops and c.ops[0] == "eq" and subject:
                 doc.last_subject = c.sides[0].strip()
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
+            if size is not None and here is doc and c.sides[-1].strip().isdigit() and \
+                    doc.known_dims().get(size) == int(c.sides[-1]) and size in doc.dims:
+                doc.bind_dim(size, int(c.sides[-1]))  # restated with its value: this paragraph binds it too
             if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
                     _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1])):
                 # d_k = 512/16 = 32 in a paragraph of its own, after d_k = 64 elsewhere: another configuration
@@ -335,17 +372,17 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
                       p.sentence or "", re.I)  # "- **MQA**: $H_{kv} = 1$, ...": a list of the variants
     if bullet is not None:
         return _judge_variant(doc, bullet, c)
+    m = re.search(VARIANT_NAMES + r"(?:\s+attention)?(?:\s*\([^()$]*\))?\s*(?:is|are|has|means|:)\s+"
+                  r"(?:(?:the|a)\s+(?:special|limiting|degenerate|extreme)\s+case\s+)?\$\s*"
+                  + re.escape(p.text.strip()), p.sentence or "", re.I)  # "MQA is $g = 1$": by its definition
+    if m is not None:
+        return _judge_variant(doc, m, c)
     contrast = r"\b(?:between|versus|vs\.?|compared|than|interpolat\w*|extreme|special case|standard|whereas|while|" \
         r"instead|would|other|both)\b"
     if not re.search(contrast, p.sentence or "", re.I):
         return None  # "Our layer uses MQA ($g = 1$)": a claim about this model, judged against its g
     m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
     if m is None:
-        m = re.search(VARIANT_NAMES + r"(?:\s+attention)?(?:\s*\([^()$]*\))?\s*(?:is|are|has|uses|means|:)\s+"
-                      r"(?:(?:the|a)\s+(?:special|limiting|degenerate|extreme)\s+case\s+)?\$\s*"
-                      + re.escape(p.text.strip()), p.sentence or "", re.I)  # "MQA is $g = 1$"
-        if m is not None:
-            return _judge_variant(doc, m, c)
         said = {x.lower() for x in re.findall(rf"\b{VARIANT_NAMES}\b", p.clause or "", re.I)}
         variants = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in said}
         if len(variants) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):

@@ -1,0 +1,91 @@
+r"""Scopes: where a size is bound, and which configuration a statement is about.
+
+Explanation
+===========
+
+A document is read paragraph by paragraph (:func:`paragraphs`; a heading, a cell or a blank line starts
+another).  A size restated with another value in another paragraph starts another example
+(:meth:`.model.DocumentModel.new_example`); only a paragraph that binds a size twice contradicts itself.
+
+A paragraph may also speak of another configuration without binding it ("What if $h$ were 16?  Then
+$d_k = 32$ ..."): :func:`paragraph_sizes` reads the sizes a paragraph states in any form -- inline math
+``h = 16``, prose settings, "h were 16" -- and a verdict against the document's model that holds in such a
+configuration is about that configuration, not an error (:func:`other_configurations`).
+
+Examples
+========
+
+>>> paragraphs("a\nb\n\n\nc")
+{1: 1, 2: 1, 5: 2}
+>>> sorted(paragraph_sizes("What if $h$ were 16? Then $d_k = 512/16 = 32$ and $n = 4$."))
+[('h', 16), ('n', 4)]
+"""
+
+from __future__ import annotations
+
+import re
+
+from .model import DocumentModel, dim_name
+
+__all__ = ["paragraphs", "paragraph_sizes", "other_configurations", "with_sizes"]
+
+_MATH_SIZE = re.compile(r"\$\s*([A-Za-z](?:_\{?[\w{}\\]+\}?)?)\s*=\s*(\d[\d,]*)\s*\$")
+#: "h were 16", "$h$ is 16", "n becomes 1024": a size and its value joined by a copula
+_COPULA = re.compile(r"\$?\s*([A-Za-z](?:_\{?[\w{}\\]+\}?)?)\s*\$?\s+(?:were|was|is|becomes|equals)\s+(\d[\d,]*)\b")
+
+
+def paragraphs(text: str) -> dict[int, int]:
+    """Each non-blank line's paragraph number (blank lines separate paragraphs)."""
+    out, count, blank = {}, 0, True
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            blank = True
+            continue
+        count += blank
+        blank = False
+        out[number] = count
+    return out
+
+
+def paragraph_sizes(text: str) -> set[tuple[str, int]]:
+    """The (size, value) pairs a paragraph states in any form, hypotheticals and conditions included."""
+    from .prose import _plain, _sentence_settings
+
+    found = {(s.name, s.value) for _, s in _sentence_settings(_plain(text))}
+    for pattern in (_MATH_SIZE, _COPULA):
+        for m in pattern.finditer(text):
+            name = dim_name(m.group(1))
+            if name is not None:
+                found.add((name, int(m.group(2).replace(",", ""))))
+    return found
+
+
+def other_configurations(doc: DocumentModel, text: str) -> list[dict[str, int]]:
+    """The configurations a paragraph speaks of besides the document's model: each size it states with another
+    value than the model's, alone and all together (at most a handful: a budget of work)."""
+    known = doc.known_dims()
+    changes = sorted((k, v) for k, v in paragraph_sizes(text) if known.get(k) not in (None, v))[:6]
+    configs = [{k: v} for k, v in changes]
+    together = dict(changes)
+    if len(together) > 1 and together not in configs:
+        configs.append(together)
+    return configs
+
+
+def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
+    """A copy of the document's model with ``sizes`` in force (a head width derived from d_model / h follows
+    them); the document's own model is not touched."""
+    import copy
+
+    alt = copy.copy(doc)
+    for name in ("dims", "values", "assumed", "shapes", "definitions", "aliases", "bound_in", "bound_line",
+                 "memory", "section_sizes", "renames"):
+        setattr(alt, name, copy.copy(getattr(doc, name)))
+    alt.constrained = set(doc.constrained)
+    alt._model = alt._table = None
+    if {"d_model", "h"} & sizes.keys() and "d_k" not in sizes:
+        alt.dims.pop("d_k", None)
+        alt.dims.pop("d_v", None)
+    for name, value in sizes.items():
+        alt.dims[name] = value
+    return alt
