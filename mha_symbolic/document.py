@@ -34,7 +34,10 @@ from .errors import InputError, ParseError
 
 __all__ = ["Finding", "Report", "check_text", "check_file", "STATUSES", "DOCUMENT_SECONDS", "DOCUMENT_MEMORY"]
 
-FRAGMENT_SECONDS = 5.0
+#: no wall-clock limit per piece by default: a verdict never depends on the machine's load (issue 25).  The work a
+#: piece may take is bounded by counts instead (the reader's limits on a formula's size and depth, the digits of
+#: a number, the operations of a ball evaluation); ``seconds_per_fragment`` remains an opt-in safety limit
+FRAGMENT_SECONDS: float | None = None
 #: the default budget of one document: wall-clock seconds and bytes of memory beyond what the caller uses
 DOCUMENT_SECONDS = 50.0
 DOCUMENT_MEMORY = GIB
@@ -63,9 +66,10 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
                isolate: bool | None = None, progress: bool = False) -> Report:
     """Check a document given as text; a ``name`` ending in ``.ipynb`` reads it as a notebook.
 
-    The document runs within a budget (:mod:`mha_symbolic.budget`): each piece gets ``seconds_per_fragment``,
-    the whole document ``timeout`` seconds (pieces left when it runs out are reported ``unchecked`` with that
-    reason) and ``memory`` bytes.  With ``isolate`` (the default, where ``fork`` exists) the work runs in a
+    The document runs within a budget (:mod:`mha_symbolic.budget`): by default no piece has a time limit
+    (verdicts depend on work counts, never on the clock); ``seconds_per_fragment`` sets one if asked.  The whole
+    document gets ``timeout`` seconds, a guard against a hang (pieces left when it runs out are reported
+    ``unchecked`` with that reason), and ``memory`` bytes.  With ``isolate`` (the default, where ``fork`` exists) the work runs in a
     worker process that is stopped if it overruns, from any thread, without touching the caller's signals;
     a document stopped that way gets one ``unchecked`` finding saying why.  ``isolate=False`` runs here: the
     per-piece limit is then a SIGALRM timer (main thread only) and the document's limit is checked between

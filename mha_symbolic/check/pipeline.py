@@ -29,7 +29,7 @@ from .sentences import prose_statement
 __all__ = ["check_document"]
 
 
-def check_document(text: str, name: str = "<text>", seconds_per_piece: float | None = 5.0,
+def check_document(text: str, name: str = "<text>", seconds_per_piece: float | None = None,
                    deadline: Deadline | None = None, progress: bool = False) -> Report:
     """Check a document (Markdown, plain text or a notebook's JSON) with the pipeline; a piece that takes
     longer than ``seconds_per_piece`` is reported ``unchecked`` with the time it was given, and once the
