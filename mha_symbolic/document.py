@@ -69,11 +69,11 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
     The document runs within a budget (:mod:`mha_symbolic.budget`): by default no piece has a time limit
     (verdicts depend on work counts, never on the clock); ``seconds_per_fragment`` sets one if asked.  The whole
     document gets ``timeout`` seconds, a guard against a hang (pieces left when it runs out are reported
-    ``unchecked`` with that reason), and ``memory`` bytes.  With ``isolate`` (the default, where ``fork`` exists) the work runs in a
-    worker process that is stopped if it overruns, from any thread, without touching the caller's signals;
-    a document stopped that way gets one ``unchecked`` finding saying why.  ``isolate=False`` runs here: the
-    per-piece limit is then a SIGALRM timer (main thread only) and the document's limit is checked between
-    pieces.  ``isolate=None`` (the default) isolates unless the environment sets ``MHA_CHECK_IN_PROCESS=1``
+    ``unchecked`` with that reason), and ``memory`` bytes.  With ``isolate`` (the default, where ``fork``
+    exists) the work runs in a worker process that is stopped if it overruns, from any thread, without touching
+    the caller's signals; a document stopped that way gets one ``unchecked`` finding saying why.
+    ``isolate=False`` runs here: a per-piece limit, if asked, is then a SIGALRM timer (main thread only) and the
+    document's limit is checked between pieces.  ``isolate=None`` (the default) isolates unless the environment sets ``MHA_CHECK_IN_PROCESS=1``
     (for tools that cannot follow a forked worker: profilers, coverage, mutation testing).  ``progress`` draws
     a progress bar on standard error for long documents.
     """

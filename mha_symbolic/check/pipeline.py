@@ -143,7 +143,7 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
                     "configuration, not judged against the model"))
 
 
-def _arithmetic_holds(doc: DocumentModel, sides: list[str]) -> bool:
+def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
     """Every side is plain arithmetic on numbers equal to the last (``512/16 = 32``); one side is trivially so."""
     try:
         values = [doc.read(x) for x in sides]
