@@ -73,8 +73,9 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
     exists) the work runs in a worker process that is stopped if it overruns, from any thread, without touching
     the caller's signals; a document stopped that way gets one ``unchecked`` finding saying why.
     ``isolate=False`` runs here: a per-piece limit, if asked, is then a SIGALRM timer (main thread only) and the
-    document's limit is checked between pieces.  ``isolate=None`` (the default) isolates unless the environment sets ``MHA_CHECK_IN_PROCESS=1``
-    (for tools that cannot follow a forked worker: profilers, coverage, mutation testing).  ``progress`` draws
+    document's limit is checked between pieces.  ``isolate=None`` (the default) isolates unless the environment
+    sets ``MHA_CHECK_IN_PROCESS=1`` (for tools that cannot follow a forked worker: profilers, coverage, mutation
+    testing).  ``progress`` draws
     a progress bar on standard error for long documents.
     """
     if not isinstance(text, str):
