@@ -18,8 +18,8 @@ Examples
 
 >>> from sympy import Float
 >>> radii = written_radii("3.5355 + 1.4142")
->>> sorted((float(k), str(v)) for k, v in radii.items())
-[(1.4142, '1/20000'), (3.5355, '1/20000')]
+>>> sorted((float(k), float(v)) for k, v in radii.items())
+[(1.4142, 4.99999999...e-05), (3.5355, 4.99999999...e-05)]
 >>> [b] = ball_entries(Float("3.5355") + Float("1.4142"), radii)
 >>> may_equal(b, Rational(49497, 10000), 4), may_equal(b, Rational(4950, 1000), 4)
 (True, False)
@@ -74,7 +74,9 @@ def written_radii(tex: str) -> dict[Rational, Rational]:
     out: dict[Rational, Rational] = {}
     for m in _DECIMAL.finditer(tex):
         value = Rational(m.group(1) + "." + m.group(2))
-        radius = half_unit(len(m.group(2)))
+        # rounding intervals are half-open: two written values that only touch ([0.00245, 0.00255) and
+        # [0.00255, 0.00265)) cannot stand for the same number, so the closed ball is a hair narrower
+        radius = half_unit(len(m.group(2))) * Rational(10**9 - 1, 10**9)
         out[value] = max(out.get(value, Rational(0)), radius)
     return out
 
