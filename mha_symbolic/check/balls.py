@@ -60,7 +60,9 @@ _PREC = 128
 #: a whole expression of more operations than this is not evaluated as balls (a budget of work, not of time)
 MAX_OPERATIONS = 20_000
 
-_DECIMAL = re.compile(r"(?<![\w.])(\d+)\.(\d+)(?![\d.])")
+#: a decimal as written; the mantissa of scientific notation (2.5e-3, 2.5 \times 10^{-3}) is read exactly, as its
+#: significant digits are not intervals here yet
+_DECIMAL = re.compile(r"(?<![\w.])(\d+)\.(\d+)(?![\d.])(?!\s*(?:[eE][-+]?\d|\\times\s*10\^))")
 
 
 def half_unit(places: int | None) -> Rational:

@@ -147,8 +147,6 @@ def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
     (:mod:`.balls`)?  False when either side cannot be evaluated as balls or their shapes differ."""
     from .balls import ball_entries, written_radii
 
-    if re.search(r"\d[eE][-+]?\d|\\times\s*10\^", a_tex + b_tex):
-        return False  # scientific notation: its significant digits are not read as intervals yet
     A = ball_entries(a, written_radii(a_tex))
     B = ball_entries(b, written_radii(b_tex))
     if A is None or B is None or len(A) != len(B):

@@ -86,6 +86,8 @@ _EXCLUDED_BEFORE = re.compile(r"(?:first|last|next|previous|other|these|those|re
 def _plain(text: str) -> str:
     """Prose with its inline math as plain words: ``$d_{\\text{model}} \\le 4$`` -> ``d_model ≤ 4``."""
     t = normalise(text)
+    # numbers as written: 32,768 and 32{,}768 are one number (a thousands separator), never 768 after a comma
+    t = re.sub(r"(?<![\d,.])\d{1,3}(?:(?:,|\{,\})\d{3})+(?![\d,])", lambda m: re.sub(r"\D", "", m.group(0)), t)
     t = re.sub(r"\\[()\[\]]|\$+|`+|\*\*", " ", t)
     t = re.sub(r"\\(?:text|mathrm|textrm|operatorname|mathit|mathbf|boldsymbol|mathsf|textnormal|mbox)\s*\{([^{}]*)\}",
                r"\1", t)
@@ -178,7 +180,7 @@ def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
             value = _int(m.group(1))
             if value is not None:
                 out.append((m.start(), Setting(name, value, m.group(0).strip())))
-    for m in re.finditer(rf"\b([A-Za-z]\w*)\s+(?:is|equals)\s+({_VALUE})\b{_NOT_AFTER_VALUE}", plain):
+    for m in re.finditer(rf"\b([A-Za-z]\w*)\s+(?:is|equals|were|was|becomes)\s+({_VALUE})\b{_NOT_AFTER_VALUE}", plain):
         name, value = _name(m.group(1)), _int(m.group(2))
         if name and value is not None:  # "d_model is 6"
             out.append((m.start(), Setting(name, value, m.group(0))))

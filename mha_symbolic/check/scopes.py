@@ -23,15 +23,9 @@ Examples
 
 from __future__ import annotations
 
-import re
-
-from .model import DocumentModel, dim_name
+from .model import DocumentModel
 
 __all__ = ["paragraphs", "paragraph_sizes", "other_configurations", "with_sizes"]
-
-_MATH_SIZE = re.compile(r"\$\s*([A-Za-z](?:_\{?[\w{}\\]+\}?)?)\s*=\s*(\d[\d,]*)\s*\$")
-#: "h were 16", "$h$ is 16", "n becomes 1024": a size and its value joined by a copula
-_COPULA = re.compile(r"\$?\s*([A-Za-z](?:_\{?[\w{}\\]+\}?)?)\s*\$?\s+(?:were|was|is|becomes|equals)\s+(\d[\d,]*)\b")
 
 
 def paragraphs(text: str) -> dict[int, int]:
@@ -51,13 +45,7 @@ def paragraph_sizes(text: str) -> set[tuple[str, int]]:
     """The (size, value) pairs a paragraph states in any form, hypotheticals and conditions included."""
     from .prose import _plain, _sentence_settings
 
-    found = {(s.name, s.value) for _, s in _sentence_settings(_plain(text))}
-    for pattern in (_MATH_SIZE, _COPULA):
-        for m in pattern.finditer(text):
-            name = dim_name(m.group(1))
-            if name is not None:
-                found.add((name, int(m.group(2).replace(",", ""))))
-    return found
+    return {(s.name, s.value) for _, s in _sentence_settings(_plain(text))}
 
 
 def other_configurations(doc: DocumentModel, text: str) -> list[dict[str, int]]:

@@ -64,7 +64,13 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
                     p.text)
         if got is not None:
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-    for s in settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)):  # inline math and code are judged apart
+    stated = settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text))  # inline math and code are judged apart
+    compared = {x.name for x in stated if len({y.value for y in stated if y.name == x.name}) > 1}
+    for name in sorted(compared):  # "from 4096 tokens in one model to 1024 in the next": a comparison
+        values = ", ".join(str(y.value) for y in stated if y.name == name)
+        emit(p.line, p.text, "given", f"the sentence compares {name} = {values}: it binds none of them",
+             kind="setting")
+    for s in (x for x in stated if x.name not in compared):
         known = doc.known_dims().get(s.name)
         if s.name == "h" and known not in (None, s.value) and doc.known_dims().get("g") == s.value:
             continue  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
