@@ -15,8 +15,8 @@ configuration is about that configuration, not an error (:func:`other_configurat
 Examples
 ========
 
->>> paragraphs("a\nb\n\n\nc")
-{1: 1, 2: 1, 5: 2}
+>>> paragraphs("a\nb\n\n\nc\n- d\n  e\n2. f")
+{1: 1, 2: 1, 5: 2, 6: 3, 7: 3, 8: 4}
 >>> sorted(paragraph_sizes("What if $h$ were 16? Then $d_k = 512/16 = 32$ and $n = 4$."))
 [('h', 16), ('n', 4)]
 """
@@ -29,16 +29,24 @@ __all__ = ["paragraphs", "paragraph_sizes", "other_configurations", "with_sizes"
 
 
 def paragraphs(text: str) -> dict[int, int]:
-    """Each non-blank line's paragraph number (blank lines separate paragraphs)."""
+    """Each non-blank line's paragraph number: blank lines separate paragraphs, and each item of a list is a
+    block of its own (a line starting with ``-``, ``*``, ``+`` or ``1.``; its continuation lines stay in it)."""
     out, count, blank = {}, 0, True
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             blank = True
             continue
-        count += blank
+        item = line.lstrip()[:1] in "-*+" and line.lstrip()[1:2] == " " or _numbered(line.lstrip())
+        count += blank or item
         blank = False
         out[number] = count
     return out
+
+
+def _numbered(line: str) -> bool:
+    """``12. text`` or ``3) text``: an item of a numbered list."""
+    digits = len(line) - len(line.lstrip("0123456789"))
+    return 0 < digits <= 3 and line[digits:digits + 2] in (". ", ") ")
 
 
 def paragraph_sizes(text: str) -> set[tuple[str, int]]:
@@ -52,7 +60,8 @@ def other_configurations(doc: DocumentModel, text: str) -> list[dict[str, int]]:
     """The configurations a paragraph speaks of besides the document's model: each size it states with another
     value than the model's, alone and all together (at most a handful: a budget of work)."""
     known = doc.known_dims()
-    changes = sorted((k, v) for k, v in paragraph_sizes(text) if known.get(k) not in (None, v))[:6]
+    stated = paragraph_sizes(text)
+    changes = sorted((k, v) for k, v in stated if known.get(k) not in (None, v))[:6]
     configs = [{k: v} for k, v in changes]
     together = dict(changes)
     if len(together) > 1 and together not in configs:
