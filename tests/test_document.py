@@ -251,7 +251,13 @@ def test_fixture_001():
 
 def test_fixture_002():
     r = check_text(SEED002)
-    assert statuses(r) == ["given", "correct", "correct", "inconsistent"]
+    # the fragment alone does not say which way its tokens go: W_O [f_1 ... f_h] fits as columns (issue 25: never
+    # wrong by the package's default); after a row-convention formula that holds, it is a mix of the two
+    assert statuses(r) == ["given", "correct", "correct", "unchecked"]
+    assert "does not say that tokens are rows" in r.findings[3].message
+    mixed = check_text("$$\\mathrm{MultiHead} = \\mathrm{Concat}(\\mathrm{head}_1,\\dots,\\mathrm{head}_h)W_O$$\n"
+                       + SEED002)
+    assert statuses(mixed)[0] == "correct" and statuses(mixed)[-1] == "inconsistent"
     assert "rank <= Min(d_v, n)" in r.findings[1].message
     # a bound below the proven one is not "correct"
     assert check_text(SEED002.replace("\\le h \\cdot d_k", "\\le 1")).findings[2].status != "correct"

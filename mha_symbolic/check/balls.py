@@ -4,7 +4,9 @@ Explanation
 ===========
 
 ``0.0879`` written in a document is not the rational 879/10000 but the interval [0.08785, 0.08795]: the
-author rounded.  What a document computes from rounded numbers (a softmax of scores printed to four places,
+author rounded.  Decimals of one or two places (0.5, 0.25) are read as exact: they are values authors choose,
+and a rounded result is printed to three or more places (:data:`MIN_PLACES`).
+What a document computes from rounded numbers (a softmax of scores printed to four places,
 a sum of rounded weights) is carried here as a ball (python-flint's ``arb``: a midpoint and a radius that
 bounds every rounding), and a stated result is ``wrong`` only when no value it could stand for lies in that
 ball.  Whole numbers and fractions are exact.
@@ -19,7 +21,7 @@ Examples
 >>> from sympy import Float
 >>> radii = written_radii("3.5355 + 1.4142")
 >>> sorted((float(k), float(v)) for k, v in radii.items())
-[(1.4142, 4.99999999...e-05), (3.5355, 4.99999999...e-05)]
+[(1.4142, 4.99999...e-05), (3.5355, 4.99999...e-05)]
 >>> [b] = ball_entries(Float("3.5355") + Float("1.4142"), radii)
 >>> may_equal(b, Rational(49497, 10000), 4), may_equal(b, Rational(4950, 1000), 4)
 (True, False)
@@ -57,6 +59,9 @@ __all__ = ["written_radii", "ball_entries", "may_equal", "half_unit"]
 
 #: bits of working precision: far more than any written decimal, so the radius is the rounding, not ours
 _PREC = 128
+#: decimals with fewer places are read as exact: 0.5 or 0.25 is a value the author chose (an input, a weight);
+#: a rounded result is printed to three or more places (0.7337, 1.4142).  "0.2 + 0.1 = 0.4" stays wrong.
+MIN_PLACES = 3
 #: a whole expression of more operations than this is not evaluated as balls (a budget of work, not of time)
 MAX_OPERATIONS = 20_000
 
@@ -75,10 +80,13 @@ def written_radii(tex: str) -> dict[Rational, Rational]:
     written twice with different places keeps the larger radius."""
     out: dict[Rational, Rational] = {}
     for m in _DECIMAL.finditer(tex):
+        if len(m.group(2)) < MIN_PLACES:
+            continue  # 0.5, 0.25: a value chosen as written
         value = Rational(m.group(1) + "." + m.group(2))
         # rounding intervals are half-open: two written values that only touch ([0.00245, 0.00255) and
-        # [0.00255, 0.00265)) cannot stand for the same number, so the closed ball is a hair narrower
-        radius = half_unit(len(m.group(2))) * Rational(10**9 - 1, 10**9)
+        # [0.00255, 0.00265)) cannot stand for the same number, so the closed ball is a hair narrower (arb
+        # rounds a radius up in its last of 30 bits)
+        radius = half_unit(len(m.group(2))) * (1 - Rational(1, 2**20))
         out[value] = max(out.get(value, Rational(0)), radius)
     return out
 

@@ -279,11 +279,13 @@ class DocumentModel:
     bound_line: dict[str, int] = field(default_factory=dict)  # the line each size was bound on (evidence)
     paragraph: int = 0  # the scope being read (a count of paragraphs, sections, cells): a size restated with
     line: int = 0  # another value in another scope is another example, not a contradiction; the line being read
+    history: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # sizes of earlier examples, with lines
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
     mask: str | None = None  # "key_padding" or "additive": the mask the document's model applies
     causal_text: bool = False  # the document speaks of the causal (look-ahead) mask somewhere
+    rows: bool = False  # the document says its tokens are rows (X in R^{n x d}, or a row-convention formula held)
     columns: bool = False  # tokens are columns (X is d_model x n): shapes and matrix formulas are not judged
     unscaled_s: bool = False  # the document's S_i = Q_i K_i^T held (S is not the scaled scores here)
     causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
@@ -328,6 +330,10 @@ class DocumentModel:
         elsewhere is another configuration, never a contradiction.  Everything the document said is then
         forgotten (sizes, values, definitions); only a scope that binds a size twice contradicts itself."""
         known = self.known_dims().get(name)
+        d = self.known_dims()
+        if known is None and name in ("d_k", "d_v") and d.get("h") and d.get("d_model", 0) % d["h"] == 0 and \
+                d.get("d_model"):
+            known = d["d_model"] // d["h"]  # the head width the document's d_model / h gives
         if known is None or known == value or self.scope_of(name) == self.paragraph:
             return False
         self.restart()
@@ -338,8 +344,16 @@ class DocumentModel:
         return ", ".join(f"{k} = {v} (line {self.bound_line[k]})" for k, v in self.dims.items()
                          if k in self.bound_line)
 
+    def earlier(self, name: str, value: int) -> int | None:
+        """The line where an earlier example (one this document has since left) bound ``name = value``, or None:
+        a statement of that value refers to that example ("in example 1, with $d_k = 4$")."""
+        return next((line for v, line in self.history.get(name, []) if v == value), None)
+
     def restart(self) -> None:
-        """Another example starts: forget the sizes, values and definitions the document gave so far."""
+        """Another example starts: forget the sizes, values and definitions the document gave so far (the sizes
+        are kept in :attr:`history`, for statements that refer back to them)."""
+        for k, v in self.known_dims().items():
+            self.history.setdefault(k, []).append((v, self.bound_line.get(k, 0)))
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
         self.definitions, self.aliases, self.bound_in, self.bound_line = {}, {}, {}, {}
         self._model = self._table = None

@@ -445,7 +445,13 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
             try:
                 V = _value(doc, s)
             except ShapeError as e:
-                verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
+                if is_input:  # W_1^Q given again with another shape: this statement contradicts the first
+                    verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
+                    continue
+                # otherwise the inputs the document gave (as read) do not fit the model the checker built:
+                # a fault of that model or of the reading, said where the input is given, not on every later line
+                verdicts.append(("unchecked", f"{tex[i]}: not computed, the document's inputs do not fit the model "
+                                 f"the checker built from its sizes ({str(e).splitlines()[0][:160]})", None, ""))
                 continue
             missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
             if missing or any(not as_sympy(x).is_number for x in V):

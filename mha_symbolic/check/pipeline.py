@@ -47,6 +47,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc.cross, doc.mask = cross, mask
     doc.causal_text = bool(CAUSAL_WORDS.search(repair.text))
     doc.columns = bool(_COLUMNS.search(repair.text)) and not _ROWS.search(repair.text)
+    doc.rows = bool(_ROWS.search(repair.text))  # X in R^{n x d}: tokens are rows (or a row formula holds, below)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]"
@@ -85,6 +86,13 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 status, expected, basis = "unchecked", None, ""
                 message = ("the document stores tokens as columns (X is d_model x n); shapes, matrix formulas and "
                            "matrix values are read in the row convention only, so this is not judged")
+            elif status == "inconsistent" and basis == "proven" and \
+                    (kind == "formula" or "inner sizes" in message) and not (doc.rows or _rows_given(doc)):
+                status, expected, basis = "unchecked", None, ""  # K^T Q of a document that never said
+                message = (f"the document does not say that tokens are rows (X is n x d_model); in that convention: "
+                           f"{message}")  # which way its tokens go: the row convention is the checker's default
+            if kind == "formula" and status == "correct" and basis == "proven":
+                doc.rows = True  # a formula of the row convention held (Q = X W_Q, Concat(...) W_O): tokens are rows
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
         try:
             with time_limit(seconds_per_piece):
@@ -251,6 +259,15 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", f"{', '.join(c.sides[:-1])} stand for {alias} in this section"
                      + note, kind="formula")
                 continue
+            equal = _equal_steps(doc, c)
+            if equal is not None:  # Q_1 = K_1 = V_1 with weights never given: the document's choice of weights
+                emit(p.line + c.row, c.text, "given", f"{' = '.join(equal)}: equal for the weights this document "
+                     "chose, which it does not give; not judged", kind="formula")
+                if "in" in c.ops:
+                    got = judge(here, list(c.sides[c.ops.index("in"):]), list(c.ops[c.ops.index("in"):]), c.text)
+                    if got is not None:
+                        emit(p.line + c.row, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+                continue
             if scoped and _is_binding(c, scoped):
                 emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
@@ -290,6 +307,12 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             if size is not None and here is doc and c.sides[-1].strip().isdigit() and \
                     doc.known_dims().get(size) == int(c.sides[-1]) and size in doc.dims:
                 doc.bind_dim(size, int(c.sides[-1]))  # restated with its value: this paragraph binds it too
+            if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and \
+                    doc.known_dims().get(size) not in (None, int(c.sides[-1])) and \
+                    doc.earlier(size, int(c.sides[-1])) is not None:
+                emit(p.line + c.row, c.text, "given", f"refers to the earlier example where {size} = "
+                     f"{c.sides[-1].strip()} (line {doc.earlier(size, int(c.sides[-1]))})", kind="setting")
+                continue
             if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
                     _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1])):
                 # d_k = 512/16 = 32 in a paragraph of its own, after d_k = 64 elsewhere: another configuration
@@ -476,6 +499,29 @@ def _sizes_agree(doc: DocumentModel, p: Any, emit: Any) -> None:
 def _heading_head(text: str) -> int | None:
     m = re.search(r"\b(?:head|kopf|cabeza|tête)\s*(?:#\s*)?(\d+)\b", text, re.I)
     return int(m.group(1)) if m else None
+
+
+def _rows_given(doc: DocumentModel) -> bool:
+    """Has the document said, by its values, that tokens are rows: X given with n rows (n stated, and not also
+    its width), or a stated shape of X with n rows?"""
+    known = doc.known_dims()
+    X = doc.values.get("X")
+    return X is not None and known.get("n") == X.rows != X.cols and "n" in doc.dims
+
+
+def _equal_steps(doc: DocumentModel, c: Any) -> list[str] | None:
+    r"""``Q_1 = K_1 = V_1`` (before any ``\in``): the queries, keys or values of heads said equal, when the
+    document never gave the weights that would decide it -- then it is the document's choice, not an identity of
+    the model (which has independent W_Q, W_K, W_V).  The names, or None."""
+    ops = list(c.ops[:c.ops.index("in")]) if "in" in c.ops else list(c.ops)
+    names = [x.strip() for x in c.sides[:len(ops) + 1]]
+    if len(names) < 2 or set(ops) != {"eq"} or len(set(names)) < 2 or \
+            not all(x[:1] in ("Q", "K", "V") and (len(x) == 1 or x[1] == "_" and x[2:].strip("{}").isalnum())
+                    for x in names):
+        return None
+    if any(k.startswith("W_") for k in doc.values) or any(k[0] in "QKV" for k in doc.values):
+        return None  # weights or steps given: the model can decide it
+    return names
 
 
 def _alias(c: Any) -> str | None:

@@ -88,6 +88,9 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         elif known != s.value and scenario:
             emit(p.line, p.text, "given", f"a condition of this sentence only ({s.name} = {s.value}; {known} "
                  "elsewhere)", kind="setting")
+        elif known != s.value and doc.earlier(s.name, int(s.value)) is not None:
+            emit(p.line, p.text, "given", f"refers to the earlier example where {s.name} = {s.value} (line "
+                 f"{doc.earlier(s.name, int(s.value))})", kind="setting")
         elif known != s.value:
             emit(p.line, p.text, "inconsistent", f"{s.name} is {known} earlier in this paragraph (line "
                  f"{doc.bound_line.get(s.name, '?')})", str(known), "setting", "computed")

@@ -9,8 +9,9 @@ Explanation
   normalises; a softmax over the other axis is ``wrong``.
 * ``\mathrm{softmax}(s + c\mathbf{1}) = \mathrm{softmax}(s)``, ``\mathrm{softmax}(2s) = \mathrm{softmax}(s)`` -- a
   lower-case vector name becomes a row of symbolic entries (lengths 2 and 3) and ``\mathbf{1}`` a row of ones;
-  both sides are evaluated by the engine and simplified: equal is ``correct`` (for those lengths, every
-  value of the entries); otherwise an exact rational instance where they differ is the counterexample.
+  both sides are evaluated by the engine and simplified: equal is ``correct``, said to be checked at those
+  lengths (every value of the entries), not proven for every length; otherwise an exact rational instance
+  where they differ is the counterexample.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def judge_softmax_form(doc: DocumentModel, tex: list[str], ops: list[str]) -> tu
     names = sorted({m for t in tex for m in re.findall(r"(?<![\\A-Za-z_{])([a-z])(?![A-Za-z_(])", t)} - {"c", "e"})
     if not names:
         return None
+    if any(t.strip() in names for t in tex):  # p = softmax(z): names p, it is no identity in p and z
+        return "given", f"defines {next(t.strip() for t in tex if t.strip() in names)}", None, ""
     return _identity(doc, tex, ops[0], names)
 
 
@@ -104,7 +107,8 @@ def _identity(doc: DocumentModel, tex: list[str], op: str, names: list[str]) -> 
             return "unchecked", "not proven equal and no instance tells them apart", None, ""
     if op == "ne":
         return "wrong", "the two sides are equal for every value (vectors of length 2 and 3)", None, "proven"
-    return "correct", "equal for every value of the entries (vectors of length 2 and 3, symbolic)", None, "proven"
+    return ("correct", "equal for every value of the entries at vector lengths 2 and 3 (symbolic); checked at those "
+            "lengths, not proven for every length", None, "checked at lengths 2, 3")
 
 
 def _explicit(e: Any) -> ImmutableMatrix | None:

@@ -1,0 +1,118 @@
+"""Issue 25's mechanisms of precision: scopes, another configuration, numbers as written, the document's own model.
+
+Each rule has a case where it keeps a correct statement from being flagged and a case where an error is still
+flagged."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_symbolic import check_text
+from mha_symbolic.check.scopes import paragraph_sizes, paragraphs
+
+SIZES = "We use $n = 3$, $d_{model} = 4$, $h = 2$.\n"
+
+
+def statuses(text: str, line: int) -> list[str]:
+    return [f.status for f in check_text(text, isolate=False).findings if f.line == line]
+
+
+def flags(text: str) -> list[tuple[int, str]]:
+    return [(f.line, f.status) for f in check_text(text, isolate=False).findings
+            if f.status in ("wrong", "inconsistent")]
+
+
+# ----- scopes: a paragraph binds; another paragraph with another value is another example --------------------------
+def test_paragraphs_and_list_items_are_scopes():
+    assert paragraphs("a\nb\n\nc\n- d\n  e\n2. f\n**g**") == {1: 1, 2: 1, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4}
+
+
+def test_a_size_restated_in_another_paragraph_is_another_example():
+    doc = SIZES + "\nFor the large model, $d_{model} = 512$ and $h = 8$, so $d_k = 512/8 = 64$.\n"
+    assert flags(doc) == []
+    assert flags(doc.replace("512/8 = 64", "512/8 = 32")) == [(3, "wrong")]  # its own arithmetic still judged
+
+
+def test_a_paragraph_that_binds_a_size_twice_is_inconsistent_naming_the_line():
+    report = check_text("We use $h = 8$ heads.\nThe model uses 6 heads.\n", isolate=False)
+    [f] = [f for f in report.findings if f.status == "inconsistent"]
+    assert f.line == 2 and "line 1" in f.message
+
+
+def test_a_list_item_speaks_of_its_own_configuration():
+    doc = "- At $n = 1024$ the scores hold $1024^2$ entries.\n- At $n = 512$ they hold $512^2 = 262144$.\n"
+    assert flags(doc) == []
+    assert flags(doc.replace("262144", "262145")) == [(2, "wrong")]
+
+
+def test_a_chain_rebinding_a_derived_size_is_another_example():
+    doc = ("For $d_{model} = 512$ and $h = 8$: $d_k = 512/8 = 64$.\n\n"
+           "For $d_{model} = 1024$ and $h = 16$: $d_k = 1024/16 = 64$.\n\nThen $d_k = 4096/32 = 128$ here.\n")
+    assert flags(doc) == []
+    assert flags(doc.replace("4096/32 = 128", "4096/32 = 256")) == [(5, "wrong")]
+
+
+def test_a_value_of_an_earlier_example_refers_to_it():
+    doc = ("## Example 1\n\nWe use $d_k = 4$.\n\n## Example 2\n\nNow $d_k = 2$.\n"
+           "Unlike example 1, where $d_k = 4$, the bound binds here.\n")
+    assert flags(doc) == []
+    assert flags(doc.replace("where $d_k = 4$", "where $d_k = 5$")) == [(8, "wrong")]  # never bound: an error
+
+
+def test_a_sentence_comparing_two_values_binds_neither():
+    doc = "The window shrank from 4096 tokens in one model to 1024 tokens in the next.\n"
+    assert flags(doc) == [] and statuses(doc, 1) == ["given"]
+    assert flags("We use 8 heads.\nThe model uses 6 heads.\n") == [(2, "inconsistent")]
+
+
+def test_thousands_separators_are_one_number():
+    assert paragraph_sizes("A 32,768-token context, or 4{,}096 tokens.") == {("n", 32768), ("n", 4096)}
+
+
+# ----- another configuration stated in the paragraph ---------------------------------------------------------------
+def test_a_claim_that_holds_in_a_configuration_its_paragraph_states_is_not_judged():
+    doc = ("**Exercise.** For $d_{model} = 512$ and $h = 8$ give $d_k$.\n\n"
+           "$d_k = 512/8 = 64$. What if $h$ were 16? Then $W_Q^{(i)} \\in \\mathbb{R}^{512 \\times 32}$.\n")
+    found = check_text(doc, isolate=False).findings
+    assert not [f for f in found if f.status in ("wrong", "inconsistent")]
+    assert any(f.status == "unchecked" and "h = 16" in f.message for f in found)
+    # a shape that holds in no configuration the paragraph states is still wrong
+    assert flags(doc.replace("512 \\times 32", "512 \\times 48")) == [(3, "inconsistent")]
+
+
+# ----- numbers as written ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("statement, status", [
+    (r"$\mathrm{softmax}(3.5355, 1.4142, 2.1213) = (0.7337, 0.0879, 0.1784)$", "correct"),  # of rounded scores
+    (r"$\mathrm{softmax}(3.5355, 1.4142, 2.1213) = (0.7337, 0.0899, 0.1784)$", "wrong"),
+    (r"$0.2119 + 0.5761 + 0.2119 = 1$", "correct"),  # rounded weights of one row
+    (r"$0.2119 + 0.5761 + 0.2119 = 1.01$", "wrong"),
+    (r"$0.2 + 0.1 = 0.4$", "wrong"),  # one or two places: values chosen as written, exact
+    (r"$0.25 + 0.25 = 0.5$", "correct"),
+    (r"$0.125 = 0.126$", "wrong"),  # two written values whose intervals only touch are different numbers
+    (r"$2.5e-3 = 0.0026$", "wrong"),
+], ids=["softmax-rounded", "softmax-wrong", "sum-rounded", "sum-wrong", "one-place", "two-places", "touching",
+          "scientific"])
+def test_decimals_stand_for_the_interval_they_round(statement, status):
+    assert statuses(statement + "\n", 1) == [status]
+
+
+# ----- the document's own model --------------------------------------------------------------------------------------
+def test_steps_said_equal_without_weights_are_the_documents_choice():
+    doc = SIZES + "\nHere $Q_1 = K_1 = V_1 \\in \\mathbb{R}^{3 \\times 2}$.\n"
+    assert statuses(doc, 3) == ["given", "correct"]
+    assert statuses(doc.replace("3 \\times 2", "3 \\times 4"), 3)[1] in ("wrong", "inconsistent")
+
+
+def test_a_definition_by_softmax_names_a_vector():
+    assert statuses("For $p = \\mathrm{softmax}(z)$ the entries sum to one.\n", 1) == ["given"]
+    found = check_text("$$\\mathrm{softmax}(s + c\\mathbf{1}) = \\mathrm{softmax}(s)$$\n", isolate=False).findings
+    assert [f.status for f in found] == ["correct"] and "not proven for every length" in found[0].message
+    assert statuses("$$\\mathrm{softmax}(2s) = \\mathrm{softmax}(s)$$\n", 1) == ["wrong"]
+
+
+def test_a_product_that_does_not_fit_the_row_convention_is_unchecked_unless_rows_are_stated():
+    plain = "We use n = 3, d_model = 4, h = 2.\n\nK1^T Q1 = [2 4 2; 4 8 10; 4 8 8].\n"
+    found = [f for f in check_text(plain, isolate=False).findings if f.line == 3]
+    assert [f.status for f in found] == ["unchecked"] and "does not say that tokens are rows" in found[0].message
+    rows = "Tokens are rows, $X \\in \\mathbb{R}^{n \\times d_{model}}$. " + plain
+    assert statuses(rows, 3) == ["inconsistent"]
