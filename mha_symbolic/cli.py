@@ -367,6 +367,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps(data[0] if len(data) == 1 else data, indent=1, ensure_ascii=False))
     else:
         print("\n\n".join(r.to_markdown() if fmt == "markdown" else r.to_table() for r in reports))
+        if args.explain:
+            print("\n\n".join(f"{r.file}: the evidence of each verdict\n{r.explain()}" for r in reports))
     return max(r.exit_code for r in reports)
 
 
@@ -516,6 +518,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", help="Markdown or plain-text files (UTF-8; mojibake is repaired)")
     p.add_argument("--json", action="store_true", help="the same as --format json")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    p.add_argument("--explain", action="store_true",
+                   help="after the table, each wrong or inconsistent verdict with the sizes and given values it was "
+                        "judged with and the lines that bound them (JSON always holds them, as 'evidence')")
     p.add_argument("--timeout", type=_positive_seconds, default=50.0,
                    help="seconds for each document (default 50); pieces not reached are reported unchecked")
     p.add_argument("--memory-mb", type=_bounded_int(64, 1 << 20), default=1024,

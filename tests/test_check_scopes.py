@@ -116,3 +116,20 @@ def test_a_product_that_does_not_fit_the_row_convention_is_unchecked_unless_rows
     assert [f.status for f in found] == ["unchecked"] and "does not say that tokens are rows" in found[0].message
     rows = "Tokens are rows, $X \\in \\mathbb{R}^{n \\times d_{model}}$. " + plain
     assert statuses(rows, 3) == ["inconsistent"]
+
+
+# ----- evidence and honest verdicts ----------------------------------------------------------------------------------
+def test_a_wrong_verdict_carries_the_bindings_it_was_judged_with():
+    doc = SIZES + "$$X = \\begin{bmatrix} 1 & 0 & 0 & 1 \\\\ 0 & 1 & 1 & 0 \\\\ 1 & 1 & 0 & 0 \\end{bmatrix}$$\n" \
+        "and $Q_1 \\in \\mathbb{R}^{3 \\times 4}$.\n"
+    report = check_text(doc, isolate=False)
+    [f] = [f for f in report.findings if f.status in ("wrong", "inconsistent")]
+    assert f.line == 3 and "h = 2 (line 1)" in f.evidence and "X given on line 2" in f.evidence
+    assert "judged with h = 2 (line 1)" in report.explain()
+    assert check_text(SIZES, isolate=False).explain() == "nothing wrong or inconsistent"
+
+
+def test_a_restated_setting_is_given_not_correct():
+    assert statuses(SIZES + "Again $h = 2$.\n", 2) == ["given"]
+    assert statuses(SIZES + "Here $d_k = 4/2 = 2$.\n", 2) == ["correct"]  # a computation: compared
+    assert statuses(SIZES + "Again $h = 3$.\n", 2) in (["wrong"], ["inconsistent"])

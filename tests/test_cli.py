@@ -98,3 +98,13 @@ def test_derive_refuses_example_with_sizes(capsys):
 def test_check_directory_is_refused(tmp_path, capsys):
     assert main(["check", str(tmp_path)]) == 2
     assert "is not a regular file" in capsys.readouterr().err
+
+
+def test_check_explain_prints_the_evidence_of_each_verdict(tmp_path, capsys):
+    doc = tmp_path / "doc.md"
+    doc.write_text("We use $n = 3$, $d_{model} = 4$, $h = 2$.\nSo $Q_1 \\in \\mathbb{R}^{3 \\times 4}$.\n",
+                   encoding="utf-8")
+    assert main(["check", "--explain", str(doc)]) == 1
+    out = capsys.readouterr().out
+    assert "the evidence of each verdict" in out and "judged with h = 2 (line 1)" in out
+    assert main(["check", str(doc)]) == 1 and "judged with" not in capsys.readouterr().out

@@ -67,6 +67,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         if number in paragraphs:
             paragraph_text[paragraphs[number]] = paragraph_text.get(paragraphs[number], "") + line + "\n"
     scope_key: Any = None
+    given_on: dict[str, tuple[Any, int]] = {}
     for index, p in enumerate(_progress(pieces, name) if progress else pieces):
         key = (p.cell, p.output, doc.section, paragraphs.get(p.line, 0))
         if key != scope_key:  # another paragraph, section or cell: a scope of its own
@@ -91,9 +92,15 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 status, expected, basis = "unchecked", None, ""  # K^T Q of a document that never said
                 message = (f"the document does not say that tokens are rows (X is n x d_model); in that convention: "
                            f"{message}")  # which way its tokens go: the row convention is the checker's default
+            evidence: tuple[str, ...] = ()
+            if status in ("wrong", "inconsistent"):
+                evidence = tuple(f"{k} = {v} (line {doc.bound_line[k]})" for k, v in doc.dims.items()
+                                 if k in doc.bound_line) + \
+                    tuple(f"{k} given on line {given_on[k][1]}" for k in doc.values if k in given_on)
             if kind == "formula" and status == "correct" and basis == "proven":
                 doc.rows = True  # a formula of the row convention held (Q = X W_Q, Concat(...) W_O): tokens are rows
-            report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output))
+            report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output,
+                                           evidence))
         try:
             with time_limit(seconds_per_piece):
                 before, start = scopes.with_sizes(doc, {}), len(report.findings)
@@ -110,6 +117,9 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
                 IndexError, KeyError, NotImplementedError, re.error) as e:
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
+        for k, v in doc.values.items():  # the line each given value came from (the evidence of later verdicts)
+            if given_on.get(k, (None,))[0] is not v:
+                given_on[k] = (v, p.line)
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
 
@@ -306,7 +316,12 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
             if size is not None and here is doc and c.sides[-1].strip().isdigit() and \
                     doc.known_dims().get(size) == int(c.sides[-1]) and size in doc.dims:
+                was = doc.bound_line.get(size)
                 doc.bind_dim(size, int(c.sides[-1]))  # restated with its value: this paragraph binds it too
+                if len(c.sides) == 2:  # nothing computed: a restated setting is given, not "correct"
+                    emit(p.line + c.row, c.text, "given", f"restates {size} = {c.sides[-1].strip()}"
+                         + (f" (line {was})" if was else ""), kind="setting")
+                    continue
             if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and \
                     doc.known_dims().get(size) not in (None, int(c.sides[-1])) and \
                     doc.earlier(size, int(c.sides[-1])) is not None:

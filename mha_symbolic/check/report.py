@@ -13,7 +13,9 @@ A finding's ``status`` is a verdict of the engine or says that there was none:
 ``unchecked``     not understood or not decidable -- always with the reason.
 
 ``kind`` is what the statement is about (number, shape, rank, statistic, formula, setting); ``basis``
-how the verdict was reached (computed, proven, certified counterexample, ...).  For a notebook,
+how the verdict was reached (computed, proven, certified counterexample, ...); ``evidence``, for a wrong or
+inconsistent finding, the sizes and given values it was judged with and the lines that bound them
+(:meth:`Report.explain`).  For a notebook,
 ``cell`` is the 0-based cell index, ``line`` counts within that cell and ``output`` marks a cell output.
 
 Examples
@@ -53,6 +55,7 @@ class Finding:
     basis: str = ""
     cell: int | None = None
     output: bool = False
+    evidence: tuple[str, ...] = ()  # for wrong/inconsistent: the bindings in force, each with its line
 
 
 @dataclass
@@ -105,6 +108,17 @@ class Report:
         widths = [max(len(r[c]) for r in rows) for c in range(5)]
         lines = [head] + ["  ".join([*(r[c].ljust(widths[c]) for c in range(5)), r[5]]).rstrip() for r in rows]
         return "\n".join([*lines, self.summary()])
+
+    def explain(self) -> str:
+        """Every wrong or inconsistent finding with the computation's message and the bindings it was judged
+        with (each size and given value in force, with the line that bound it)."""
+        out = []
+        for f in self.findings:
+            if f.status not in ("wrong", "inconsistent"):
+                continue
+            out.append(f"line {self._where(f)}: {f.status}: {f.message}")
+            out += [f"    judged with {e}" for e in f.evidence] or ["    judged with nothing the document bound"]
+        return "\n".join(out) if out else "nothing wrong or inconsistent"
 
     def to_markdown(self) -> str:
         out = [f"### {self.file}", ""]

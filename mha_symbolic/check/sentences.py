@@ -64,13 +64,13 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
                     p.text)
         if got is not None:
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-    stated = settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text))  # inline math and code are judged apart
-    compared = {x.name for x in stated if len({y.value for y in stated if y.name == x.name}) > 1}
+    said = settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text))  # inline math and code are judged apart
+    compared = {x.name for x in said if len({y.value for y in said if y.name == x.name}) > 1}
     for name in sorted(compared):  # "from 4096 tokens in one model to 1024 in the next": a comparison
-        values = ", ".join(str(y.value) for y in stated if y.name == name)
+        values = ", ".join(str(y.value) for y in said if y.name == name)
         emit(p.line, p.text, "given", f"the sentence compares {name} = {values}: it binds none of them",
              kind="setting")
-    for s in (x for x in stated if x.name not in compared):
+    for s in (x for x in said if x.name not in compared):
         known = doc.known_dims().get(s.name)
         if s.name == "h" and known not in (None, s.value) and doc.known_dims().get("g") == s.value:
             continue  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
@@ -94,8 +94,9 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         elif known != s.value:
             emit(p.line, p.text, "inconsistent", f"{s.name} is {known} earlier in this paragraph (line "
                  f"{doc.bound_line.get(s.name, '?')})", str(known), "setting", "computed")
-        else:
-            emit(p.line, p.text, "correct", f"{s.name} = {known}", kind="setting", basis="computed")
+        else:  # nothing computed: a restated setting is given, not "correct"
+            emit(p.line, p.text, "given", f"restates {s.name} = {known}" + (
+                f" (line {doc.bound_line[s.name]})" if s.name in doc.bound_line else ""), kind="setting")
 
 
 def _another_scenario(sentence: str) -> bool:
