@@ -223,7 +223,7 @@ def test_mask_sentence_verdicts_are_exact():
     additive = judge(DocumentModel(), "With an Additive mask, the padded keys receive a weight of 0.")
     assert additive[1].startswith("a key with M_ab = -oo gets weight 0")  # the kind read case-insensitively
     empty = judge(DocumentModel(), "A fully masked row gets uniform weights.")
-    assert empty[0] == "wrong" and empty[2] == "undefined (NaN)"
+    assert empty[0] == "unchecked" and "convention" in empty[1] and "NaN" in empty[1]  # a kernel's choice, not wrong
     assert masks._number("100%") == "1.00" and masks._number("0%") == "0.00"
 
 

@@ -359,7 +359,7 @@ def test_a_supposed_configuration_is_its_own():
 
 
 @pytest.mark.parametrize("label, value, status", [("GQA-8", 8, "correct"), ("GQA", 4, "given"),
-                                                  ("GQA-8", 4, "correct"),  # read as the group size: 32 / 8
+                                                  ("GQA-8", 4, "unchecked"),  # only as the group size: 32 / 8
                                                   ("GQA-8", 6, "wrong"), ("MQA", 1, "correct"), ("MQA", 2, "wrong")])
 def test_bold_variant_labels_in_a_list(label, value, status):
     doc = ("We use $h = 32$ heads and $d_k = 128$.\n\n- **MHA**: $H_{kv} = 32$, one K/V head per query head.\n"

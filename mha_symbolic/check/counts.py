@@ -7,9 +7,10 @@ Explanation
   document's model (one row of every ``K_j``, ``V_j`` step: ``2 g d_k`` with ``g`` key/value heads, ``2 h d_k``
   for multi-head attention); a stated total is compared after multiplying by the tokens, layers and bytes
   per value (fp16, bf16 = 2; fp32 = 4; int8 = 1) the sentence or the document states.  Without "per layer"
-  or a layer count, the document's layer count and one layer are both accepted readings; KB/MB/GB are read
-  decimally or in powers of 1024.  "4 times smaller than multi-head attention" is the ratio of the counts of
-  the model and of the same model without grouping.
+  or a layer count, the document's layer count (the whole model) is the reading; a total that fits only one
+  layer of it is ``unchecked`` (saying so), never ``correct``; one that fits no reading is ``wrong``.
+  KB/MB/GB are read decimally or in powers of 1024 (a common convention).  "4 times smaller than multi-head
+  attention" is the ratio of the counts of the model and of the same model without grouping.
 * **parameters** -- of ``W_Q``, ``W_K`` and ``W_V``, ``W_O`` (the entries of the model's inputs) or of the
   layer (:func:`mha_symbolic.proofs.counts.parameter_count`), with biases when the sentence says so.
 
@@ -243,15 +244,21 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     scales = [_UNITS[unit]] + ([2 ** 10 * {"KB": 1, "kB": 1, "MB": 2 ** 10, "GB": 2 ** 20}[unit]]
                                if unit in ("KB", "kB", "MB", "GB") else [])
     width = size if in_bytes and size is not None else 1
-    candidates = [count * t * L * width for t in tokens for L in layers]
-    for total in candidates:
+    readings = [(count * t * L * width, t, L) for t in tokens for L in layers]
+    candidates = [r[0] for r in readings]
+    for total, t, L in readings:
         if any(_agrees(total, m.group(1), scale) for scale in scales):
             bad = _terms_verdict(doc, _chain_terms(s, m.start(), sizes(doc)), total, "the KV cache")
+            if bad is None and L != max(layers):  # fits a reading the sentence does not choose: one layer of a
+                # model whose layers the document counted
+                return [("unchecked", f"{cache_text(rule, count, total, size if in_bytes else None)} if it counts "
+                         f"{t} token(s) and {L} layer(s); the document counts {max(layers)} layers and "
+                         "the sentence does not say it means one", None, "")]
             return [bad or ("correct", cache_text(rule, count, total, size if in_bytes else None), None, "computed")]
     total = candidates[-1]
     shown = str(Fraction(total, scales[0])) if scales[0] > 1 else str(total)
-    readings = f" (or {candidates[0]} for one layer)" if len(candidates) > 1 else ""
-    return [("wrong", f"{cache_text(rule, count, total, size if in_bytes else None)}{readings}, not {m.group(1)} "
+    other = f" (or {candidates[0]} for one layer)" if len(candidates) > 1 else ""
+    return [("wrong", f"{cache_text(rule, count, total, size if in_bytes else None)}{other}, not {m.group(1)} "
              f"{unit}", f"{shown} {unit}", "computed")]
 
 

@@ -14,7 +14,8 @@ are small, else two queries, ``d_model = 2``, one head and three keys), on gener
   softmax, against the stated number;
 * **a fully masked row** -- "a row whose keys are all masked gives NaN / is undefined": the engine refuses
   such a row (:class:`~mha_symbolic.errors.MaskError`), so the softmax has no value there; a sentence that
-  gives it a value ("all zeros", "uniform weights") is ``wrong``.
+  gives it a value ("all zeros", "uniform weights") states a convention of some kernels: ``unchecked``, saying
+  so (torch gives NaN), never ``wrong``.
 * **the causal mask** -- "the weights above the diagonal are 0", "below the diagonal they are 0" (wrong: that
   is where a token attends), "the first token attends only to itself, with weight 1", "6 of the 16 weights are
   masked": the exact ``A_1`` of the causal model (the document's ``n`` when it is small), on generic inputs.
@@ -116,8 +117,11 @@ def judge_mask_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | 
                 why = f"the masked softmax of a row with no key left is 0/0: the engine refuses it ({e})"
                 if _UNDEFINED.search(s):
                     return "correct", why, None, "computed"
-                if _A_VALUE.search(s):
-                    return "wrong", f"{why}; it has no value, so not the one stated", "undefined (NaN)", "computed"
+                value = _A_VALUE.search(s)
+                if value:  # a kernel's convention, not mathematics: say which one, never wrong
+                    return ("unchecked", f"{why}; the value stated ({value.group(0)}) is a convention "
+                            "some kernels adopt for such a row (torch's softmax gives NaN), not a value of the "
+                            "softmax", None, "")
             return None
         weight = _WEIGHT.search(s)
         if weight:

@@ -442,8 +442,12 @@ def _judge_variant(doc: DocumentModel, m: Any, c: Any) -> tuple[str, str] | None
         if value is None or number is None:
             return "given", f"g = {side} of the variant this line is about ({m.group(1)})"
         groups = int(number.group())  # GQA-8: 8 key/value heads (or, read as the group size, h / 8 of them)
-        if value == groups or h is not None and value * groups == h:
+        if value == groups:
             return "correct", f"{m.group(1)} has g = {value} key/value heads"
+        if h is not None and value * groups == h:  # one reading fits, the usual one does not: not decided
+            return "unchecked", (f"g = {value} reads {m.group(1)} as groups of {groups} query heads (h / {groups} = "
+                                 f"{value}); read as {groups} key/value heads, the usual meaning, it would be "
+                                 f"{groups}; the document does not say which")
         return "wrong", f"{m.group(1)} has {groups} key/value heads" + (f" (or h / {groups} = {h // groups})" if h
                                                                          and h % groups == 0 else "") \
             + f", not {side}"
