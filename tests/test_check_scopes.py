@@ -133,3 +133,34 @@ def test_a_restated_setting_is_given_not_correct():
     assert statuses(SIZES + "Again $h = 2$.\n", 2) == ["given"]
     assert statuses(SIZES + "Here $d_k = 4/2 = 2$.\n", 2) == ["correct"]  # a computation: compared
     assert statuses(SIZES + "Again $h = 3$.\n", 2) in (["wrong"], ["inconsistent"])
+
+
+# ----- local computations first ---------------------------------------------------------------------------------------
+_WIDE = (SIZES + "\n$$Q = \\begin{pmatrix} 2 & 0 & 0 & 1 \\\\ 0 & 3 & 3 & 1 \\\\ 1 & 2 & 2 & 2 \\end{pmatrix}, \\quad "
+         "K = \\begin{pmatrix} 1 & 2 & 1 & 0 \\\\ 2 & 0 & 1 & 3 \\\\ 1 & 1 & 2 & 2 \\end{pmatrix}$$\n\n"
+         "$$Q_1 K_1^T = \\begin{pmatrix} 2 & 4 & 2 \\\\ 6 & 0 & 3 \\\\ 5 & 2 & 3 \\end{pmatrix}$$\n\n"
+         "$$S_1 = \\frac{Q_1 K_1^T}{\\sqrt{2}} = \\begin{pmatrix} 1.4142 & 2.8284 & 1.4142 \\\\ 4.2426 & 0 & 2.1213 "
+         "\\\\ 3.5355 & 1.4142 & 2.1213 \\end{pmatrix}$$\n")
+
+
+def test_head_blocks_of_a_stated_wide_q_are_used_without_weights():
+    assert statuses(_WIDE, 5) == ["correct"]  # from the stated Q and K, head 1's columns
+    assert statuses(_WIDE.replace("6 & 0 & 3", "6 & 1 & 3"), 5) == ["wrong"]
+
+
+def test_a_chain_that_defines_a_name_is_the_documents_definition():
+    # the model's S_1 is unscaled; this document's S_1 is the scaled scores, and its values agree with them
+    assert statuses(_WIDE, 7) == ["correct"]
+    assert statuses(_WIDE.replace("4.2426 & 0", "4.2426 & 1"), 7) == ["wrong"]
+
+
+def test_a_decimal_right_after_a_latex_command_is_an_interval_too():  # found by the mutation run
+    assert statuses("$2\\cdot1.414 = 2.829$\n", 1) == statuses("$2 \\cdot 1.414 = 2.829$\n", 1) == ["correct"]
+
+
+def test_a_hypothetical_head_width_is_another_configuration():  # found by the mutation run
+    doc = ("For $d_{model} = 512$ and $h = 8$.\n\nWhat if $d_k$ were 32? Then "
+           "$W_Q^{(i)} \\in \\mathbb{R}^{512 \\times 32}$.\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 3]
+    assert [f.status for f in found] == ["unchecked"] and "model has d_k = 64" in found[0].message
+    assert flags(doc.replace("512 \\times 32", "512 \\times 48")) == [(3, "inconsistent")]

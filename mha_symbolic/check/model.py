@@ -280,6 +280,7 @@ class DocumentModel:
     paragraph: int = 0  # the scope being read (a count of paragraphs, sections, cells): a size restated with
     line: int = 0  # another value in another scope is another example, not a contradiction; the line being read
     history: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # sizes of earlier examples, with lines
+    confirmed: set[str] = field(default_factory=set)  # model steps the document used as the model does (K_1)
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
     cross: bool = False  # cross-attention: queries from X, keys and values from Y (n_kv of them)
@@ -356,6 +357,7 @@ class DocumentModel:
             self.history.setdefault(k, []).append((v, self.bound_line.get(k, 0)))
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
         self.definitions, self.aliases, self.bound_in, self.bound_line = {}, {}, {}, {}
+        self.confirmed = set()
         self._model = self._table = None
 
     def known_dims(self) -> dict[str, int]:

@@ -271,6 +271,21 @@ def head_blocks(W: ImmutableMatrix, h: int) -> list[ImmutableMatrix]:
     return [ImmutableMatrix(W[:, (i - 1) * width:i * width]) for i in range(1, h + 1)]
 
 
+def _assume_head_blocks(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -> None:
+    """A stated ``Q`` (``K``, ``V``) of width h d_k whose weights the document never gives: each head's block
+    of columns is that head's ``Q_i``, taken as the document states it, so that ``Q_1 K_1^T`` is computed from
+    the stated values (a local computation) instead of being assumed."""
+    name = tex.strip().replace("\\mathbf{", "").rstrip("}").strip()
+    dims = doc.known_dims()
+    h, d_k = dims.get("h"), as_int(doc.model().dims.d_k)
+    if name not in ("Q", "K", "V") or not h or not d_k or stated.cols != h * d_k or doc.model().kv_heads:
+        return
+    steps = doc.model().steps
+    for i, block in enumerate(head_blocks(stated, h), start=1):
+        if f"{name}_{i}" in steps and f"{name}_{i}" not in doc.values:
+            doc.assumed[f"{name}_{i}"] = block
+
+
 def _loose_weight(e: Any) -> bool:
     """Does ``e`` hold a projection weight without a head index, read as a number (``W**Q`` or ``W_Q``)?"""
     from sympy import Pow
@@ -305,15 +320,17 @@ def _full_product(doc: DocumentModel, tex: str, stated: ImmutableMatrix | None =
     return ImmutableMatrix.hstack(*blocks) if all(b.rows == X.rows for b in blocks) else None
 
 
-def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix) -> ImmutableMatrix | None:
+def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix, plain: ImmutableMatrix) -> Any:
     """The value of ``s`` under the causal mask when ``stated`` has its pattern of exact zeros (a masked weight is
-    0, an attended one is not); the document's model is causal from then on (its worked example is a masked one).
-    ``None``, and the model unchanged, otherwise."""
+    0, an attended one is not) and the mask shows in it (a zero the unmasked value ``plain`` does not have: a
+    zero score of the unmasked model is no evidence); the document's model is causal from then on (its worked
+    example is a masked one).  ``None``, and the model unchanged, otherwise."""
     doc.use_causal(True)
     try:
         V = _value(doc, s)
         if V.shape == stated.shape and all(as_sympy(x).is_number for x in V) and any(x == 0 for x in V) and \
-                all((as_sympy(x) == 0) == (as_sympy(y) == 0) for x, y in zip(V, stated, strict=True)):
+                all((as_sympy(x) == 0) == (as_sympy(y) == 0) for x, y in zip(V, stated, strict=True)) and \
+                (plain.shape != V.shape or any(x == 0 and y != 0 for x, y in zip(V, plain, strict=True))):
             return V
     except MHASymbolicError:
         pass
@@ -400,104 +417,130 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 f"{was.cols}), the earlier values no longer apply", None, "")
     if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
         return _compare_chain([_literal(s) for s in sides], ops, tex, "computed", raw=sides)
+    owners: list[int] = []  # the side each verdict is about
     for i, s in enumerate(sides):
-        if i == k or _literal(s) is not None:
-            continue
-        op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]  # the relation to the stated side
-        full = _full_weights(doc, tex[i], stated)
-        if full is not None:  # W^Q = [4 x 4 numbers]: every head's W_Q^i side by side
-            verdicts.append(full)
-            continue
-        whole = _full_product(doc, tex[i], stated) if re.fullmatch(r"\s*(?:\\mathbf\{[QKV]\}|[QKV])\s*", tex[i]) \
-            else None
-        if whole is not None:  # Q of width h d_k: every head's queries side by side
-            s = whole
-        elif _loose_weight(s):  # X W^Q with W^Q no matrix of the model: read as a number, it would commute
-            product = _full_product(doc, tex[i])
-            if product is None:
-                verdicts.append(("unchecked", f"{tex[i]}: a weight without a head index that the document has not "
-                                 "given as every head's columns side by side", None, ""))
+        before = len(verdicts)
+        try:
+            if i == k or _literal(s) is not None:
                 continue
-            s = product
-        key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
-        is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
-                                        or key in ("m", "M") and doc.mask is not None)
-        if key is not None and is_input and key not in doc.values:
-            known = doc.known_dims()
-            if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")
-                    and known.get("d_model") is not None):
-                doc.use_convention("split")  # a d_k x d_k projection reads a column block of X
-            doc.values[key] = stated
-            doc._model = doc._table = None
-            verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
-            continue
-        if isinstance(s, Symbol) and dim_name(s.name) is None and s.name not in doc.definitions:
-            doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
-            verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))
-            continue
-        if _scalar_free(s):
-            value = simplify(s.subs(_dims_subs(doc, s)))
-            if not value.is_number:
-                verdicts.append(("unchecked", f"{tex[i]} depends on sizes the document does not fix", None, ""))
+            op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]  # the relation to the stated side
+            full = _full_weights(doc, tex[i], stated)
+            if full is not None:  # W^Q = [4 x 4 numbers]: every head's W_Q^i side by side
+                verdicts.append(full)
                 continue
-            V = ImmutableMatrix([[value]])
-        else:
-            try:
-                V = _value(doc, s)
-            except ShapeError as e:
-                if is_input:  # W_1^Q given again with another shape: this statement contradicts the first
-                    verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
+            whole = _full_product(doc, tex[i], stated) if re.fullmatch(r"\s*(?:\\mathbf\{[QKV]\}|[QKV])\s*", tex[i]) \
+                else None
+            if whole is not None:  # Q of width h d_k: every head's queries side by side
+                s = whole
+            elif _loose_weight(s):  # X W^Q with W^Q no matrix of the model: read as a number, it would commute
+                product = _full_product(doc, tex[i])
+                if product is None:
+                    _assume_head_blocks(doc, tex[i], stated)
+                    verdicts.append(("unchecked", f"{tex[i]}: a weight without a head index that the document has not "
+                                     "given as every head's columns side by side", None, ""))
                     continue
-                # otherwise the inputs the document gave (as read) do not fit the model the checker built:
-                # a fault of that model or of the reading, said where the input is given, not on every later line
-                verdicts.append(("unchecked", f"{tex[i]}: not computed, the document's inputs do not fit the model "
-                                 f"the checker built from its sizes ({str(e).splitlines()[0][:160]})", None, ""))
+                s = product
+            key = _input_key(doc, tex[i]) or (str(s) if isinstance(s, MatrixSymbol) else None)
+            is_input = key is not None and (key in ("X", "W_O") or "^" in key or key == "Y" and doc.cross
+                                            or key in ("m", "M") and doc.mask is not None)
+            if key is not None and is_input and key not in doc.values:
+                known = doc.known_dims()
+                if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")
+                        and known.get("d_model") is not None):
+                    doc.use_convention("split")  # a d_k x d_k projection reads a column block of X
+                doc.values[key] = stated
+                doc._model = doc._table = None
+                verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
                 continue
-            missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
-            if missing or any(not as_sympy(x).is_number for x in V):
-                contradiction = (_input_free_contradiction(V, stated, tex[i], places, tex[k])
-                                 if op in ("eq", "approx") else None)
-                if contradiction is not None:
-                    verdicts.append(contradiction)
+            if isinstance(s, Symbol) and dim_name(s.name) is None and s.name not in doc.definitions:
+                doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
+                verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))
+                continue
+            if _scalar_free(s):
+                value = simplify(s.subs(_dims_subs(doc, s)))
+                if not value.is_number:
+                    verdicts.append(("unchecked", f"{tex[i]} depends on sizes the document does not fix", None, ""))
                     continue
-                if key is not None and key in doc.model().steps:
-                    doc.assumed[key] = stated
-                what = ", ".join(missing) or "sizes the document does not fix"
-                verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
+                V = ImmutableMatrix([[value]])
+            else:
+                try:
+                    V = _value(doc, s)
+                except ShapeError as e:
+                    if is_input:  # W_1^Q given again with another shape: this statement contradicts the first
+                        verdicts.append(("inconsistent", f"{tex[i]}: {e}", None, "computed"))
+                        continue
+                    # otherwise the inputs the document gave (as read) do not fit the model the checker built:
+                    # a fault of that model or of the reading, said where the input is given, not on every later line
+                    verdicts.append(("unchecked", f"{tex[i]}: not computed, the document's inputs do not fit the model "
+                                     f"the checker built from its sizes ({str(e).splitlines()[0][:160]})", None, ""))
+                    continue
+                missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
+                if missing or any(not as_sympy(x).is_number for x in V):
+                    contradiction = (_input_free_contradiction(V, stated, tex[i], places, tex[k])
+                                     if op in ("eq", "approx") else None)
+                    if contradiction is not None:
+                        verdicts.append(contradiction)
+                        continue
+                    if key is not None and key in doc.model().steps:
+                        doc.assumed[key] = stated
+                    _assume_head_blocks(doc, tex[i], stated)
+                    what = ", ".join(missing) or "sizes the document does not fix"
+                    verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
+                                     "computed"))
+                    continue
+            if V.shape != stated.shape and stated_shape is not None:
+                verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "
+                                 f"{stated.cols}", shown(V, places), "computed"))
+                continue
+            if V.shape != stated.shape:
+                verdicts.append(("wrong", f"{tex[i]} is a {V.rows} x {V.cols} matrix, not a number", shown(V, places),
                                  "computed"))
                 continue
-        if V.shape != stated.shape and stated_shape is not None:
-            verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "
-                             f"{stated.cols}", shown(V, places), "computed"))
-            continue
-        if V.shape != stated.shape:
-            verdicts.append(("wrong", f"{tex[i]} is a {V.rows} x {V.cols} matrix, not a number", shown(V, places),
-                             "computed"))
-            continue
-        ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
-        masked = ""
-        if not ok and not s.atoms(MatrixSymbol) and _balls_meet(s, tex[i], sides[k], tex[k]):
-            # softmax(3.5355, 1.4142) of scores rounded to 4 places: every rounding is carried (arb balls)
-            ok, masked = True, " (its decimals read as the intervals they round, as balls)"
-        if not ok and op != "ne" and doc.causal_text and not doc.causal:
-            causal = _causal_value(doc, s, stated)  # the document speaks of the causal mask: is its example one?
-            if causal is not None:
-                V, masked = causal, " with the causal mask the document describes"
-                ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
-        elif doc.causal:
-            masked = " with the causal mask the document describes"
-        if op == "ne":
-            ok = not ok
-        at = "" if places is None else f" at {places} decimals"
-        if ok:
-            verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; agrees{at}", None,
-                             "computed"))
-        else:
-            bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
-            r, c = divmod(bad, V.cols)
-            verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; entry ({r + 1}, "
-                             f"{c + 1}) differs{at}", shown(V, places), "computed"))
+            ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+            masked = ""
+            if not ok and not s.atoms(MatrixSymbol) and _balls_meet(s, tex[i], sides[k], tex[k]):
+                # softmax(3.5355, 1.4142) of scores rounded to 4 places: every rounding is carried (arb balls)
+                ok, masked = True, " (its decimals read as the intervals they round, as balls)"
+            if not ok and op != "ne" and doc.causal_text and not doc.causal:
+                causal = _causal_value(doc, s, stated, V)  # the document speaks of the causal mask: is its example one?
+                if causal is not None:
+                    V, masked = causal, " with the causal mask the document describes"
+                    ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+            elif doc.causal:
+                masked = " with the causal mask the document describes"
+            if op == "ne":
+                ok = not ok
+            at = "" if places is None else f" at {places} decimals"
+            if ok:
+                if key is not None:
+                    doc.confirmed.add(key)  # the document uses this name as the model does
+                verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; agrees{at}",
+                                 None, "computed"))
+            else:
+                bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
+                r, c = divmod(bad, V.cols)
+                verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; entry ({r + 1}, "
+                                 f"{c + 1}) differs{at}", shown(V, places), "computed"))
+        finally:
+            owners += [i] * (len(verdicts) - before)
+    first = _input_key(doc, tex[0]) or (str(sides[0]) if isinstance(sides[0], MatrixSymbol) else None)
+    if first not in doc.confirmed:  # a name the document used as the model does cannot be redefined here
+        verdicts = _named_definitions(verdicts, owners, tex)
     return _worst(verdicts)
+
+
+def _named_definitions(verdicts: list[Verdict3], owners: list[int], tex: list[str]) -> list[Verdict3]:
+    """``S_1 = \\frac{Q_1 K_1^T}{\\sqrt{2}} = [numbers]``: when the value agrees with the expression the chain gives
+    and not with what the checker's model calls the first name, the chain is the document's definition of that
+    name (its S_1 is the scaled scores), not an error: the name's verdict becomes ``given`` -- unless the
+    document used that name as the model does before (then ``K_1 = X W_K`` after ``K_1 = Y W_K`` is wrong)."""
+    if len(tex) < 3 or not any(o == 0 and v[0] == "wrong" for v, o in zip(verdicts, owners, strict=True)):
+        return verdicts
+    defined = [o for v, o in zip(verdicts, owners, strict=True) if o > 0 and v[0] == "correct"]
+    if not defined:
+        return verdicts
+    return [("given", f"{tex[0].strip()} names {tex[defined[0]].strip()} in this document (its own definition)",
+             None, "") if o == 0 and v[0] == "wrong" else v for v, o in zip(verdicts, owners, strict=True)]
 
 
 def _worst(verdicts: list[Verdict3]) -> Verdict3:

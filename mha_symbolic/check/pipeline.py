@@ -152,7 +152,7 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
         flags = {(line, tex, kind) for line, tex, kind, status in rerun if status in ("wrong", "inconsistent")}
         holds = {(line, tex, kind) for line, tex, kind, status in rerun if status == "correct"} - flags
         said = ", ".join(f"{k} = {v}" for k, v in sizes.items())
-        model = ", ".join(f"{k} = {before.known_dims().get(k)}" for k in sizes)
+        model = ", ".join(f"{k} = {scopes.model_sizes(before).get(k)}" for k in sizes)
         for i in flagged:
             f = findings[i]
             if f.status in ("wrong", "inconsistent") and (f.line, f.latex, f.kind) in holds:

@@ -23,9 +23,10 @@ Examples
 
 from __future__ import annotations
 
-from .model import DocumentModel
+from ..errors import MHASymbolicError
+from .model import DocumentModel, as_int
 
-__all__ = ["paragraphs", "paragraph_sizes", "other_configurations", "with_sizes"]
+__all__ = ["paragraphs", "paragraph_sizes", "model_sizes", "other_configurations", "with_sizes"]
 
 
 def paragraphs(text: str) -> dict[int, int]:
@@ -56,10 +57,23 @@ def paragraph_sizes(text: str) -> set[tuple[str, int]]:
     return {(s.name, s.value) for _, s in _sentence_settings(_plain(text))}
 
 
+def model_sizes(doc: DocumentModel) -> dict[str, int]:
+    """The document model's sizes: those stated, and the head width the model derives (d_model / h)."""
+    known = dict(doc.known_dims())
+    try:
+        for name in ("d_k", "d_v"):
+            value = as_int(getattr(doc.model().dims, name))
+            if name not in known and value is not None:
+                known[name] = value
+    except (MHASymbolicError, ValueError, TypeError):
+        pass
+    return known
+
+
 def other_configurations(doc: DocumentModel, text: str) -> list[dict[str, int]]:
     """The configurations a paragraph speaks of besides the document's model: each size it states with another
     value than the model's, alone and all together (at most a handful: a budget of work)."""
-    known = doc.known_dims()
+    known = model_sizes(doc)
     stated = paragraph_sizes(text)
     changes = sorted((k, v) for k, v in stated if known.get(k) not in (None, v))[:6]
     configs = [{k: v} for k, v in changes]
@@ -78,7 +92,7 @@ def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
     for name in ("dims", "values", "assumed", "shapes", "definitions", "aliases", "bound_in", "bound_line",
                  "memory", "section_sizes", "renames"):
         setattr(alt, name, copy.copy(getattr(doc, name)))
-    alt.constrained = set(doc.constrained)
+    alt.constrained, alt.confirmed = set(doc.constrained), set(doc.confirmed)
     alt._model = alt._table = None
     if {"d_model", "h"} & sizes.keys() and "d_k" not in sizes:
         alt.dims.pop("d_k", None)
