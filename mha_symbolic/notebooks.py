@@ -100,6 +100,19 @@ def write_notebooks(out_dir: Any, execute: bool = True) -> list[Path]:
     return paths
 
 
-if __name__ == "__main__":  # pragma: no cover
-    for p in write_notebooks(sys.argv[1] if len(sys.argv) > 1 else "derivations/notebooks"):
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mha_symbolic.notebooks [FOLDER]``: write and execute the example notebooks."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m mha_symbolic.notebooks",
+                                     description="write and execute the example notebooks into FOLDER")
+    parser.add_argument("folder", nargs="?", default="derivations/notebooks",
+                        help="where to write them (default derivations/notebooks)")
+    args = parser.parse_args(argv)
+    for p in write_notebooks(args.folder):
         print(p)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -86,3 +86,13 @@ def test_rich_outputs_are_rendered():
     nb = nbformat.read(DIR / "seed000_worked_example.ipynb", as_version=4)
     data = [o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert any("image/png" in d for d in data)
+
+
+def test_module_help_prints_usage_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from mha_symbolic.notebooks import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0 and "FOLDER" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # it once created a directory named --help

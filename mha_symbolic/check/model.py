@@ -325,16 +325,20 @@ class DocumentModel:
         return max(sources, default=self.paragraph) if name in ("d_k", "d_v", "n", "d_model") \
             else self.paragraph
 
-    def new_example(self, name: str, value: int) -> bool:
+    def new_example(self, name: str, value: int, computed: bool = False) -> bool:
         """Does ``name = value`` start another example?  It does when ``name`` holds another value bound in
         another scope (an earlier paragraph, section or cell): a binding lives in its scope, and a new value
         elsewhere is another configuration, never a contradiction.  Everything the document said is then
-        forgotten (sizes, values, definitions); only a scope that binds a size twice contradicts itself."""
+        forgotten (sizes, values, definitions); only a scope that binds a size twice contradicts itself.  A head
+        width the document derives (d_model / h) starts another example only when ``computed`` from other sizes
+        in the statement itself (``d_k = 512/16 = 32``); a bare ``d_k = 5`` is judged against d_model / h."""
         known = self.known_dims().get(name)
         d = self.known_dims()
         if known is None and name in ("d_k", "d_v") and d.get("h") and d.get("d_model", 0) % d["h"] == 0 and \
                 d.get("d_model"):
-            known = d["d_model"] // d["h"]  # the head width the document's d_model / h gives
+            if not computed:  # a bare d_k = 5 against d_model / h = 4: the document's own sizes decide it
+                return False
+            known = d["d_model"] // d["h"]  # d_k = 512/16 = 32: its own arithmetic shows other sizes
         if known is None or known == value or self.scope_of(name) == self.paragraph:
             return False
         self.restart()

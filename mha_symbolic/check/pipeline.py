@@ -315,10 +315,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 doc.last_subject = c.sides[0].strip()
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
             if size is not None and here is doc and c.sides[-1].strip().isdigit() and \
-                    doc.known_dims().get(size) == int(c.sides[-1]) and size in doc.dims:
-                was = doc.bound_line.get(size)
+                    scopes.model_sizes(doc).get(size) == int(c.sides[-1]):
+                was, derived = doc.bound_line.get(size), size not in doc.dims
                 doc.bind_dim(size, int(c.sides[-1]))  # restated with its value: this paragraph binds it too
-                if len(c.sides) == 2:  # nothing computed: a restated setting is given, not "correct"
+                if len(c.sides) == 2 and not derived:  # nothing computed: a restated setting is given
                     emit(p.line + c.row, c.text, "given", f"restates {size} = {c.sides[-1].strip()}"
                          + (f" (line {was})" if was else ""), kind="setting")
                     continue
@@ -329,7 +329,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      f"{c.sides[-1].strip()} (line {doc.earlier(size, int(c.sides[-1]))})", kind="setting")
                 continue
             if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
-                    _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1])):
+                    _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1]), len(c.sides) > 2):
                 # d_k = 512/16 = 32 in a paragraph of its own, after d_k = 64 elsewhere: another configuration
                 emit(p.line + c.row, c.text, "given" if len(c.sides) == 2 else "correct",
                      f"another example: sets {size} = {c.sides[-1].strip()} (the earlier sizes and values, bound in "
