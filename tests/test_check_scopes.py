@@ -24,7 +24,14 @@ def flags(text: str) -> list[tuple[int, str]]:
 
 # ----- scopes: a paragraph binds; another paragraph with another value is another example --------------------------
 def test_paragraphs_and_list_items_are_scopes():
-    assert paragraphs("a\nb\n\nc\n- d\n  e\n2. f\n**g**") == {1: 1, 2: 1, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4}
+    assert paragraphs("a\nb\n\nc\n- d\n  e\n2. f\n**g**") == {1: (1, 0), 2: (1, 0), 4: (2, 0), 5: (2, 1),
+                                                                 6: (2, 1), 7: (2, 2), 8: (2, 2)}
+
+
+def test_a_list_item_is_nested_in_the_paragraph_that_opens_it():
+    doc = "Settings: $n = 3$ tokens, $h = 2$.\n- each head sees all the tokens\n- so $n = 4$ rows per head\n"
+    assert flags(doc) in ([(3, "inconsistent")], [(3, "wrong")])  # the opening line bound n = 3 for its items
+    assert flags(doc.replace("Settings: $n = 3$ tokens, $h = 2$.\n", "Settings.\n")) == []
 
 
 def test_a_size_restated_in_another_paragraph_is_another_example():

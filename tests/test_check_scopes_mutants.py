@@ -34,7 +34,7 @@ def test_the_mantissa_of_scientific_notation_is_exact():  # kills dropping the s
 def test_items_numbered_with_a_parenthesis_are_scopes():  # kills _numbered without "3) "
     from mha_symbolic.check.scopes import paragraphs
 
-    assert paragraphs("1) a\n2) b\n") == {1: 1, 2: 2}
+    assert paragraphs("1) a\n2) b\n") == {1: (1, 1), 2: (1, 2)}
     doc = "1) At $n = 1024$ the scores hold $1024^2$ entries.\n2) At $n = 512$ they hold $512^2 = 262144$.\n"
     assert statuses(doc) == [(1, "given"), (2, "given"), (2, "correct")]
     assert statuses(doc.replace("262144", "262145")) == [(1, "given"), (2, "given"), (2, "wrong")]

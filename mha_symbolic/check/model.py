@@ -275,9 +275,9 @@ class DocumentModel:
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
     section_sizes: dict[str, int] = field(default_factory=dict)  # a section's own example ("**Q5. ... $n = 4$?**")
-    bound_in: dict[str, int] = field(default_factory=dict)  # the scope (paragraph) each size was bound in
+    bound_in: dict[str, tuple[int, int]] = field(default_factory=dict)  # the scope each size was bound in
     bound_line: dict[str, int] = field(default_factory=dict)  # the line each size was bound on (evidence)
-    paragraph: int = 0  # the scope being read (a count of paragraphs, sections, cells): a size restated with
+    paragraph: tuple[int, int] = (0, 0)  # the scope being read: (paragraph, list item); a size restated with
     line: int = 0  # another value in another scope is another example, not a contradiction; the line being read
     history: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # sizes of earlier examples, with lines
     confirmed: set[str] = field(default_factory=set)  # model steps the document used as the model does (K_1)
@@ -316,7 +316,7 @@ class DocumentModel:
         self.bound_line[name] = self.line
         self._model = self._table = None
 
-    def scope_of(self, name: str) -> Any:
+    def scope_of(self, name: str) -> tuple[int, int]:
         """The scope (paragraph) a size was bound in; a size derived from others (d_k = d_model / h, n and
         d_model read off X) belongs to the latest scope among what it came from."""
         if name in self.bound_in:
@@ -339,8 +339,9 @@ class DocumentModel:
             if not computed:  # a bare d_k = 5 against d_model / h = 4: the document's own sizes decide it
                 return False
             known = d["d_model"] // d["h"]  # d_k = 512/16 = 32: its own arithmetic shows other sizes
-        if known is None or known == value or self.scope_of(name) == self.paragraph:
-            return False
+        outer = self.scope_of(name)
+        if known is None or known == value or outer[0] == self.paragraph[0] and outer[1] in (0, self.paragraph[1]):
+            return False  # the same scope, or the opening lines of the paragraph whose list item this is
         self.restart()
         return True
 

@@ -62,17 +62,20 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
     deadline = deadline or Deadline(None)
     paragraphs = scopes.paragraphs(source) if not name.endswith(".ipynb") else {}
-    paragraph_text: dict[int, str] = {}
+    paragraph_text: dict[tuple[int, int], str] = {}
     for number, line in enumerate(source.splitlines(), start=1):
         if number in paragraphs:
             paragraph_text[paragraphs[number]] = paragraph_text.get(paragraphs[number], "") + line + "\n"
+    counter = 0
     scope_key: Any = None
     given_on: dict[str, tuple[Any, int]] = {}
     for index, p in enumerate(_progress(pieces, name) if progress else pieces):
-        key = (p.cell, p.output, doc.section, paragraphs.get(p.line, 0))
+        where = paragraphs.get(p.line, (0, 0))
+        key = (p.cell, p.output, doc.section, where[0])
         if key != scope_key:  # another paragraph, section or cell: a scope of its own
             scope_key = key
-            doc.paragraph += 1
+            counter += 1
+        doc.paragraph = (counter, where[1])  # and within it, a list item
         doc.line = p.line
         if deadline.expired():
             report.findings.append(Finding(p.line, p.text, "unchecked", None, "not checked: the document's time "
@@ -108,7 +111,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 _sizes_agree(doc, p, emit)
                 if p.kind in ("math", "prose"):
                     _other_configuration(before, p, index, groups, report.findings, start,
-                                         (paragraph_text.get(paragraphs.get(p.line, -1)) or p.sentence or "")
+                                         (paragraph_text.get(paragraphs.get(p.line, (-1, -1))) or p.sentence or "")
                                          .replace(p.text, " "))  # sizes stated elsewhere in its paragraph
         except PieceTimeout:
             emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")

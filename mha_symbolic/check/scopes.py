@@ -16,7 +16,7 @@ Examples
 ========
 
 >>> paragraphs("a\nb\n\n\nc\n- d\n  e\n2. f")
-{1: 1, 2: 1, 5: 2, 6: 3, 7: 3, 8: 4}
+{1: (1, 0), 2: (1, 0), 5: (2, 0), 6: (2, 1), 7: (2, 1), 8: (2, 2)}
 >>> sorted(paragraph_sizes("What if $h$ were 16? Then $d_k = 512/16 = 32$ and $n = 4$."))
 [('h', 16), ('n', 4)]
 """
@@ -29,18 +29,22 @@ from .model import DocumentModel, as_int
 __all__ = ["paragraphs", "paragraph_sizes", "model_sizes", "other_configurations", "with_sizes"]
 
 
-def paragraphs(text: str) -> dict[int, int]:
-    """Each non-blank line's paragraph number: blank lines separate paragraphs, and each item of a list is a
-    block of its own (a line starting with ``-``, ``*``, ``+`` or ``1.``; its continuation lines stay in it)."""
-    out, count, blank = {}, 0, True
+def paragraphs(text: str) -> dict[int, tuple[int, int]]:
+    """Each non-blank line's scope ``(paragraph, item)``: blank lines separate paragraphs; the items of a list are
+    scopes nested in their paragraph (``item`` counts them from 1; 0 is the paragraph's own lines before its first
+    item), so a size the paragraph's opening binds holds in every item, while two items are siblings."""
+    out: dict[int, tuple[int, int]] = {}
+    count, item, blank = 0, 0, True
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             blank = True
             continue
-        item = line.lstrip()[:1] in "-*+" and line.lstrip()[1:2] == " " or _numbered(line.lstrip())
-        count += blank or item
+        if blank:
+            count, item = count + 1, 0
+        if line.lstrip()[:1] in "-*+" and line.lstrip()[1:2] == " " or _numbered(line.lstrip()):
+            item += 1
         blank = False
-        out[number] = count
+        out[number] = (count, item)
     return out
 
 
