@@ -32,30 +32,14 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import flint
-from sympy import (
-    Abs,
-    Add,
-    Basic,
-    Dummy,
-    E,
-    Float,
-    Integer,
-    MatrixBase,
-    Mul,
-    Pow,
-    Rational,
-    Symbol,
-    exp,
-    log,
-    pi,
-    preorder_traversal,
-)
+from sympy import Basic, Dummy, Float, MatrixBase, Rational, Symbol, preorder_traversal
 from sympy.matrices.expressions import MatrixExpr
+
+from ..errors import MHASymbolicError
+from ..rank.certify import to_arb, working_precision
 
 __all__ = ["written_radii", "ball_entries", "half_unit"]
 
@@ -93,63 +77,8 @@ def written_radii(tex: str) -> dict[Rational, Rational]:
     return out
 
 
-@contextmanager
-def _precision() -> Iterator[None]:
-    old = flint.ctx.prec
-    flint.ctx.prec = _PREC
-    try:
-        yield
-    finally:
-        flint.ctx.prec = old
-
-
 def _arb_rational(q: Rational) -> Any:
     return flint.arb(flint.fmpq(int(q.p), int(q.q)))
-
-
-def _arb(e: Any, env: dict[Any, Any]) -> Any:
-    """``e`` as an arb ball, with the symbols of ``env`` standing for their balls; ValueError if it holds
-    anything else."""
-    if e in env:
-        return env[e]
-    if isinstance(e, (Integer, Rational)):
-        return _arb_rational(Rational(e))
-    if isinstance(e, Float):
-        return _arb_rational(Rational(str(e)))
-    if e is E:
-        return flint.arb(1).exp()
-    if e is pi:
-        return flint.arb.pi()
-    if isinstance(e, Add):
-        total = flint.arb(0)
-        for a in e.args:
-            total += _arb(a, env)
-        return total
-    if isinstance(e, Mul):
-        prod = flint.arb(1)
-        for a in e.args:
-            prod *= _arb(a, env)
-        return prod
-    if isinstance(e, Pow):
-        base, power = e.args
-        if isinstance(power, Integer):
-            b = _arb(base, env)
-            k = int(power)
-            if abs(k) > 4096:
-                raise ValueError("a power too large to evaluate as a ball")
-            return b**k if k >= 0 else 1 / b**(-k)
-        if power == Rational(1, 2):
-            return _arb(base, env).sqrt()
-        if power == Rational(-1, 2):
-            return 1 / _arb(base, env).sqrt()
-        return (_arb(base, env).log() * _arb(power, env)).exp()
-    if isinstance(e, exp):
-        return _arb(e.args[0], env).exp()
-    if isinstance(e, log) and len(e.args) == 1:
-        return _arb(e.args[0], env).log()
-    if isinstance(e, Abs):
-        return abs(_arb(e.args[0], env))
-    raise ValueError(f"cannot evaluate {type(e).__name__} as a ball")
 
 
 def ball_entries(expr: Any, radii: dict[Rational, Rational]) -> list[Any] | None:
@@ -160,7 +89,7 @@ def ball_entries(expr: Any, radii: dict[Rational, Rational]) -> list[Any] | None
         return None
     numbers = list(expr) if isinstance(expr, MatrixBase) else [expr]
     if all(isinstance(x, Rational) for x in numbers):  # stated numbers already exact: each its own interval
-        with _precision():
+        with working_precision(_PREC):
             return [flint.arb(_arb_rational(x), _arb_rational(radii.get(x, Rational(0)))) for x in numbers]
     floats = {f for f in expr.atoms(Float)}
     shifts: dict[Any, Any] = {}
@@ -181,9 +110,9 @@ def ball_entries(expr: Any, radii: dict[Rational, Rational]) -> list[Any] | None
             return None
         if any(s not in env for x in entries for s in x.free_symbols if isinstance(s, Symbol)):
             return None
-        with _precision():
-            return [_arb(x, env) for x in entries]
-    except (ValueError, TypeError, ZeroDivisionError, AttributeError, RecursionError):
+        with working_precision(_PREC):
+            return [to_arb(x, env) for x in entries]
+    except (MHASymbolicError, ValueError, TypeError, ZeroDivisionError, AttributeError, RecursionError):
         return None
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import flint
 import numpy as np
-from sympy import Add, E, Expr, ImmutableMatrix, Mul, Pow, Rational, exp, log, pi
+from sympy import Abs, Add, E, Expr, ImmutableMatrix, Mul, Pow, Rational, exp, log, pi
 
 from ..errors import InputError
 
@@ -86,9 +86,12 @@ def exact_rank(M: Any) -> int:
     return int(flint.fmpq_mat(M.rows, M.cols, entries).rank())
 
 
-def to_arb(x: Any) -> flint.arb:
-    """A rigorous ball containing the value of a SymPy expression (rationals, +, *, powers,
-    ``sqrt``, ``exp``, ``log``, ``e``, ``pi``), at the current working precision."""
+def to_arb(x: Any, env: dict[Any, Any] | None = None) -> flint.arb:
+    """A rigorous ball containing the value of a SymPy expression (rationals, floats, +, *, powers, ``sqrt``,
+    ``exp``, ``log``, ``Abs``, ``e``, ``pi``), at the current working precision; the symbols of ``env`` stand for
+    the balls it maps them to (:mod:`mha_symbolic.check.balls` widens written decimals so)."""
+    if env and x in env:
+        return env[x]
     if isinstance(x, (int, np.integer)):
         return flint.arb(int(x))
     if x.is_Integer:
@@ -102,24 +105,26 @@ def to_arb(x: Any) -> flint.arb:
     if isinstance(x, Add):
         total = flint.arb(0)
         for a in x.args:
-            total += to_arb(a)
+            total += to_arb(a, env)
         return total
     if isinstance(x, Mul):
         prod = flint.arb(1)
         for a in x.args:
-            prod *= to_arb(a)
+            prod *= to_arb(a, env)
         return prod
     if isinstance(x, Pow):
-        base, e = to_arb(x.base), x.exp
+        base, e = to_arb(x.base, env), x.exp
         if e.is_Integer:
             return base ** int(e)
         if e.is_Rational and e.q == 2:
             return base.sqrt() ** int(e.p)
-        return (to_arb(e) * base.log()).exp()
+        return (to_arb(e, env) * base.log()).exp()
     if isinstance(x, exp):
-        return to_arb(x.args[0]).exp()
-    if isinstance(x, log):
-        return to_arb(x.args[0]).log()
+        return to_arb(x.args[0], env).exp()
+    if isinstance(x, log) and len(x.args) == 1:
+        return to_arb(x.args[0], env).log()
+    if isinstance(x, Abs):
+        return abs(to_arb(x.args[0], env))
     if isinstance(x, Expr) and x.is_Float:
         return flint.arb(str(x))
     raise InputError(f"cannot evaluate {x} in ball arithmetic (supported: rationals, +, *, powers, exp, log, sqrt)")
