@@ -138,7 +138,8 @@ def test_a_condition_binds_only_its_sentence():
     doc = SIZES + ("$$d_k = d_{model}/h = 2$$\n\n(With $h = 1$ we would instead have $d_k = d_{model} = 4$.)\n\n"
                    "$$d_k = 2$$\n")
     got = [(f.line, f.status) for f in findings(doc) if f.kind == "setting" and f.status != "given"]
-    assert got == [(3, "correct"), (5, "correct"), (7, "correct")]
+    assert got == [(3, "correct"), (5, "correct")]  # line 7 restates d_k = 2: given (issue 25), not "correct"
+    assert [f.status for f in at(doc, 7)] == ["given"]
     wrong = doc.replace("d_k = d_{model} = 4", "d_k = d_{model} = 2")
     assert ("wrong" in [f.status for f in at(wrong, 5)])
 
