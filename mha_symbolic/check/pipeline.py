@@ -111,8 +111,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 _sizes_agree(doc, p, emit)
                 if p.kind in ("math", "prose"):
                     _other_configuration(before, p, index, groups, report.findings, start,
-                                         (paragraph_text.get(paragraphs.get(p.line, (-1, -1))) or p.sentence or "")
-                                         .replace(p.text, " "))  # sizes stated elsewhere in its paragraph
+                                         paragraph_text.get(paragraphs.get(p.line, (-1, -1))) or p.sentence or "")
         except PieceTimeout:
             emit(p.line, p.text, "unchecked", f"gave up after {seconds_per_piece:g} s (too large to check exactly)")
         except MemoryError:
@@ -134,9 +133,9 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
     from dataclasses import replace
 
     flagged = [i for i in range(start, len(findings)) if findings[i].status in ("wrong", "inconsistent")]
-    if not flagged:
+    if not flagged:  # the common case costs nothing: the paragraph is read only for a flagged piece
         return
-    for sizes in scopes.other_configurations(before, paragraph):
+    for sizes in scopes.other_configurations(before, paragraph.replace(p.text, " ")):  # sizes stated elsewhere
         rerun: list[Any] = []
 
         def emit(line: int, tex: str, status: str, message: str = "", expected: str | None = None, kind: str = "",
