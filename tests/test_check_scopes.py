@@ -171,3 +171,14 @@ def test_a_hypothetical_head_width_is_another_configuration():  # found by the m
     found = [f for f in check_text(doc, isolate=False).findings if f.line == 3]
     assert [f.status for f in found] == ["unchecked"] and "model has d_k = 64" in found[0].message
     assert flags(doc.replace("512 \\times 32", "512 \\times 48")) == [(3, "inconsistent")]
+
+
+@pytest.mark.parametrize("statement, status", [
+    (r"$2^{30} \approx 1.07 \times 10^{9}$", "correct"),  # three significant digits: to within 5 x 10^6
+    (r"$2^{30} \approx 1.2 \times 10^{9}$", "wrong"),
+    (r"$e^{20} \approx 4.9 \times 10^{8}$", "correct"),
+    (r"$e^{20} \approx 4.8 \times 10^{8}$", "wrong"),
+    (r"$1.5e-3 = 0.0015$", "correct"),
+], ids=["2^30", "2^30-wrong", "e^20", "e^20-wrong", "e-notation"])
+def test_scientific_notation_is_read_to_its_significant_digits(statement, status):
+    assert statuses(statement + "\n", 1) == [status]

@@ -28,9 +28,18 @@ Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
 
 
 def _places(tex: str) -> int | None:
-    """Decimal places of the most precise decimal written in ``tex`` (``1 \\times 10^{-3}`` counts 3)."""
-    found = [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)]
-    found += [-int(m.group(1)) for m in re.finditer(r"(?:e|\\times\s*10\^\{?)(-\d+)", tex)]
+    """Decimal places of the most precise number written in ``tex``; a number in scientific notation counts its
+    significant digits: ``1.07 \\times 10^{9}`` is written to 10^7 (places -7), ``3 \\times 10^{-3}`` to 3 places.
+
+    >>> _places("0.25"), _places(r"1.07 \\times 10^{9}"), _places("2.5e-3"), _places(r"1 \\times 10^{-3}"), _places("7")
+    (2, -7, 4, 3, None)
+    """
+    found, sci = [], []
+    for m in re.finditer(r"(\d+)(?:\.(\d+))?\s*(?:[eE]|\\times\s*10\^\{?)\s*([-+]?\d+)", tex):
+        found.append(len(m.group(2) or "") - int(m.group(3)))
+        sci.append(m.span())
+    found += [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)
+              if not any(a <= m.start() < b for a, b in sci)]
     return max(found) if found else None
 
 

@@ -77,15 +77,16 @@ def exact_numbers(stated: Any, name: str) -> ImmutableMatrix:
 
 
 def agrees(value: Any, stated: Any, places: int | None) -> bool:
-    """``value`` equals ``stated`` exactly, or rounds to it at ``places`` decimals (half a unit)."""
+    """``value`` equals ``stated`` exactly, or rounds to it at ``places`` decimals (half a unit; ``places`` may be
+    negative: 1.07e9 is written to 10^7, places -7)."""
     if places is None:
         return bool((value - stated) == 0) or bool(Abs(N(value - stated, 40)) < Rational(1, 10**30))
-    return bool(Abs(N(value - stated, 40)) <= Rational(1, 2 * 10**places) + Rational(1, 10**30))
+    return bool(Abs(N(value - stated, 40)) <= Rational(10) ** (-places) / 2 + Rational(1, 10**30))
 
 
 def shown(M: Any, places: int | None = None) -> str:
     """A matrix or number in messages: exact when short, else to ``places + 2`` decimals."""
-    digits = 4 if places is None else places + 2
+    digits = 4 if places is None else max(places + 2, 0)
     if not isinstance(M, ImmutableMatrix):
         return str(M) if len(str(M)) <= 12 else f"{float(N(M, 30)):.{digits}f}"
     if M.rows * M.cols > 8:  # long: the first entries and the shape
