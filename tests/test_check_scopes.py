@@ -182,3 +182,8 @@ def test_a_hypothetical_head_width_is_another_configuration():  # found by the m
 ], ids=["2^30", "2^30-wrong", "e^20", "e^20-wrong", "e-notation"])
 def test_scientific_notation_is_read_to_its_significant_digits(statement, status):
     assert statuses(statement + "\n", 1) == [status]
+
+
+def test_two_sides_are_read_apart_for_their_precision():
+    # "1.234e3" and "1234.4" once ran together into the exponent e31234: any value was "correct"
+    assert statuses("$1.234e3 = 1234.4$\n", 1) == ["wrong"] and statuses("$1.234e3 = 1234$\n", 1) == ["correct"]

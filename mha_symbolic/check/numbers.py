@@ -138,7 +138,7 @@ def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str
                    raw: list[Any] | None = None) -> Verdict3:
     for k, op in enumerate(ops):
         a, b = values[k], values[k + 1]
-        places = _places(tex[k] + tex[k + 1])
+        places = _places(tex[k] + " " + tex[k + 1])
         holds = _holds(a, b, op, places)
         if holds is False and raw is not None and op in ("eq", "approx") and \
                 _balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]):
