@@ -187,3 +187,15 @@ def test_scientific_notation_is_read_to_its_significant_digits(statement, status
 def test_two_sides_are_read_apart_for_their_precision():
     # "1.234e3" and "1234.4" once ran together into the exponent e31234: any value was "correct"
     assert statuses("$1.234e3 = 1234.4$\n", 1) == ["wrong"] and statuses("$1.234e3 = 1234$\n", 1) == ["correct"]
+
+
+def test_a_configuration_tried_aside_leaves_the_documents_history_alone():
+    from mha_symbolic.check.model import DocumentModel
+    from mha_symbolic.check.scopes import with_sizes
+
+    doc = DocumentModel()
+    doc.bind_dim("h", 8)
+    doc.restart()
+    alt = with_sizes(doc, {"h": 16})
+    alt.restart()
+    assert doc.history == {"h": [(8, 0)]} and alt.history == {"h": [(8, 0), (16, 0)]}
