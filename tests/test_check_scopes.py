@@ -199,3 +199,68 @@ def test_a_configuration_tried_aside_leaves_the_documents_history_alone():
     alt = with_sizes(doc, {"h": 16})
     alt.restart()
     assert doc.history == {"h": [(8, 0)]} and alt.history == {"h": [(8, 0), (16, 0)]}
+
+
+# ----- the document's own values: a matrix it writes for a name the model cannot compute -------------------------
+CROSS = r"""# Cross-attention
+
+Width $d_{model} = 8$ with $h = 2$ heads, so $d_k = 8/2 = 4$; the encoder has $n = 3$ tokens.
+
+The decoder's queries come from the decoder and the keys from the encoder output:
+
+$$Q = \begin{bmatrix} 1 & 1 & 0 & 0 \\ 2 & 0 & 2 & 0 \end{bmatrix},\quad
+K = \begin{bmatrix} 1 & 0 & 1 & 0 \\ 0 & 1 & 0 & 1 \\ 1 & 1 & 1 & 1 \end{bmatrix}$$
+
+So $Q \in \mathbb{R}^{2 \times 4}$ while $K \in \mathbb{R}^{3 \times 4}$, and $S = QK^\top/\sqrt{d_k}$.
+
+$$QK^\top = \begin{bmatrix} 1 & 1 & 2 \\ 4 & 0 & 4 \end{bmatrix}, \qquad
+S = \begin{bmatrix} 1/2 & 1/2 & 1 \\ 2 & 0 & 2 \end{bmatrix}$$
+
+After both heads, $\mathrm{Concat}(\text{head}_1, \text{head}_2) \in \mathbb{R}^{2 \times 8}$.
+"""
+
+
+def test_a_matrix_the_document_writes_is_its_own_value_and_later_lines_compute_from_it():
+    got = {(f.line, f.latex.split("=")[0].split(r"\in")[0].strip()): f.status
+           for f in check_text(CROSS, isolate=False).findings}
+    assert got[(7, "Q")] == got[(8, "K")] == "given"
+    assert got[(10, "Q")] == got[(10, "K")] == "correct"  # shapes of its own values
+    assert got[(12, "QK^T")] == got[(13, "S")] == "correct"  # computed from them, d_k = 4 substituted
+    assert got[(15, r"\mathrm{Concat}(\text{head}_1, \text{head}_2)")] == "correct"  # 2 queries: n = 3 counts keys
+    assert flags(CROSS) == []
+
+
+@pytest.mark.parametrize("old, new, line", [
+    (r"Q \in \mathbb{R}^{2 \times 4}", r"Q \in \mathbb{R}^{3 \times 4}", 10),
+    (r"4 & 0 & 4 \end{bmatrix}, \qquad", r"4 & 0 & 3 \end{bmatrix}, \qquad", 12),
+    (r"1/2 & 1/2 & 1 \\ 2 & 0 & 2", r"1/2 & 1/2 & 1 \\ 2 & 0 & 1", 13),
+])
+def test_an_error_against_the_documents_own_values_is_flagged(old, new, line):
+    assert old in CROSS
+    assert flags(CROSS.replace(old, new)) == [(line, "wrong")]
+
+
+# ----- the subject of a count is named nearest before it, in its whole sentence ------------------------------------
+_PARAMS = ("With $d_{model} = 4096$, $h = 32$ query heads and $g = 8$ KV heads of width $d_k = 128$: yes, W_K and\n"
+           "W_V shrink. W_K has shape 4096 × 1024,\ni.e. 4,194,304 parameters instead of 16,777,216 for MHA. "
+           "W_Q and W_O are unchanged.\n")
+
+
+def test_a_count_is_about_the_weight_named_before_it_even_on_the_previous_line():
+    assert statuses(_PARAMS, 3) == ["correct"]  # W_K (g = 8), not W_Q named after it
+    assert statuses(_PARAMS.replace("4,194,304", "4,194,305"), 3) == ["wrong"]
+
+
+# ----- a paragraph on multi-query attention speaks of one key/value head --------------------------------------------
+_MQA = ("Take 32 layers, d_model = 4096, 32 heads of head_dim 128, fp16. Plain MHA stores a key and a value\n"
+        "of full width for every head, so one layer costs 2 × 4096 × 2 B = 16,384 B = 16 KiB per token.\n\n"
+        "Keep the same model but let the 32 query heads share 8 KV heads (each KV head serves 32 / 8 = 4\n"
+        "query heads). Per layer and token: 2 × 8 × 128 × 2 B = 4,096 B = 4 KiB.\n"
+        "Per token over 32 layers: 128 KiB; for 4096 tokens: 512 MiB.\n\n"
+        "MQA keeps a single KV head: 2 × 1 × 128 × 2 B = 512 B per layer per token, 16 KiB per token for\n"
+        "32 layers and 64 MiB for 4096 tokens, i.e. 32× smaller than the MHA cache.\n")
+
+
+def test_a_cache_in_a_paragraph_on_mqa_is_not_judged_with_the_documents_g():
+    assert statuses(_MQA, 9) == ["unchecked"]  # it holds with g = 1; was wrong against g = 8
+    assert flags(_MQA.replace("and 64 MiB", "and 65 MiB")) == [(9, "wrong")]  # and holds with no g at all

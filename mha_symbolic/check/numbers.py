@@ -191,6 +191,7 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     if not e.atoms(MatrixSymbol) and not e.atoms(MultiHead):  # numbers only (softmax of a given row): no model
         value = e.doit()
         value = value.as_explicit() if isinstance(value, MatrixExpr) else value
+        value = value.subs(_dims_subs(doc, value)) if hasattr(value, "subs") else value  # Q K^T / sqrt(d_k)
         return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
     M = doc.model()
     if e.atoms(MultiHead):
@@ -483,6 +484,12 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                     verdicts.append(("unchecked", f"{tex[i]}: not computed, the document's inputs do not fit the model "
                                      f"the checker built from its sizes ({str(e).splitlines()[0][:160]})", None, ""))
                     continue
+                except MHASymbolicError as e:
+                    if not _own_value(doc, sides, i, stated):
+                        raise
+                    verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's own "
+                                     f"value (the model cannot compute it: {str(e).splitlines()[0][:120]})", None, ""))
+                    continue
                 missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
                 if missing or any(not as_sympy(x).is_number for x in V):
                     contradiction = (_input_free_contradiction(V, stated, tex[i], places, tex[k])
@@ -492,6 +499,11 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                         continue
                     if key is not None and key in doc.model().steps:
                         doc.assumed[key] = stated
+                    elif _own_value(doc, sides, i, stated) and missing == [str(s)]:
+                        _assume_head_blocks(doc, tex[i], stated)  # Q of width h d_k: each head's block, too
+                        verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's "
+                                         "own value (no step of the model computes it)", None, ""))
+                        continue
                     _assume_head_blocks(doc, tex[i], stated)
                     what = ", ".join(missing) or "sizes the document does not fix"
                     verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
@@ -536,6 +548,23 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     if first not in doc.confirmed:  # a name the document used as the model does cannot be redefined here
         verdicts = _named_definitions(verdicts, owners, tex)
     return _worst(verdicts)
+
+
+def _own_value(doc: DocumentModel, sides: list[Any], i: int, stated: ImmutableMatrix) -> bool:
+    """``Q = [numbers]`` where the model cannot compute ``Q`` from what the document gives: the stated matrix is
+    the document's own value of that name, and later statements about ``Q`` (its shape, ``Q K^T``) are local
+    computations from it.  True when ``sides[i]`` is such a bare name (recorded), else False."""
+    s = sides[i]
+    if i != 0 or len(sides) != 2 or not isinstance(s, MatrixSymbol) or stated.shape == (1, 1):
+        return False
+    doc.definitions[str(s)] = stated
+    n = doc.known_dims().get("n")
+    if doc.cross and re.fullmatch(r"Q(?:_\d+)?", str(s)) and n is not None and n != stated.rows:
+        # cross-attention: the document's own queries have stated.rows rows, so the length it bound as n counts
+        # its keys (an encoder of n tokens, m decoder queries): the example's query count is the queries' rows
+        doc.dims.setdefault("n_kv", n)
+        doc.bind_dim("n", stated.rows)
+    return True
 
 
 def _named_definitions(verdicts: list[Verdict3], owners: list[int], tex: list[str]) -> list[Verdict3]:

@@ -117,6 +117,8 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             return _contradiction(subject, f"{tex[where]} is {got}, not {said}{why}", got)
     if bound:
         return "given", f"{tex[where]} declared {said} (sets {', '.join(bound)})", None, ""
+    if isinstance(subject, MatrixBase) and tex[where].strip() in doc.definitions:
+        return "correct", f"{tex[where]} is {got}, as the document's own value of it", None, "computed"
     return "correct", f"{tex[where]} is {got} by the model's shape rules", None, "proven"
 
 
