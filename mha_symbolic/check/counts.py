@@ -262,6 +262,24 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
              f"{unit}", f"{shown} {unit}", "computed")]
 
 
+def _sentence_of(line: str, at: int, context: str) -> tuple[str, int]:
+    r"""The whole sentence that the position ``at`` of ``line`` sits in, when the line is part of ``context`` (a
+    sentence may run over several lines), and the position in it; else the line itself.
+
+    >>> _sentence_of("i.e. 42 of them. B", 5, "Yes. A has 6 x 7,\ni.e. 42 of them. B")
+    ('A has 6 x 7,\ni.e. 42 of them.', 18)
+    """
+    pos = context.find(line) if context and line else -1
+    if pos < 0:
+        return line, at
+    absolute = pos + at
+    ends = [e.end() for e in re.finditer(r"(?<![.\s][A-Za-z])[.;?!](?=\s|$)", context)]  # not i.e. or e.g.
+    start = max((e for e in ends if e <= absolute), default=0)
+    stop = min((e for e in ends if e > absolute), default=len(context))
+    lead = len(context[start:stop]) - len(context[start:stop].lstrip())
+    return context[start + lead:stop], absolute - start - lead
+
+
 def cache_text(rule: str, count: int, total: int, size: int | None) -> str:
     """``the KV cache holds 2 g d_k = 256 values per token and layer ...; here 512 bytes at 2 bytes per value``."""
     text = f"the KV cache holds {rule} = {count} values per token and layer (read off the model's K_j, V_j steps)"
@@ -270,7 +288,7 @@ def cache_text(rule: str, count: int, total: int, size: int | None) -> str:
     return text
 
 
-def judge_parameters(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
+def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
     from ..proofs.counts import parameter_count
 
     m = re.search(r"(?<![\w.^_])(\d[\d,]*)\s+(?:parameters|params|weights)\b", s, re.I)
@@ -295,19 +313,30 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str) -> list[Verdict3]:
              (r"\b(?:output|O)\s+projection\b|\bW_O\b", "W_O", lambda: entries("W_O")),
              (r"\battention\s+layer\b|\bin\s+total\b|\btotal\b|\blayer\s+(?:has|holds)\b" + (
                  r"|multi-head\s+attention|\bMHA\b" if mha else ""), "the layer", lambda: parameter_count(model))]
-    for pattern, what, count in parts:
-        if re.search(pattern, s, re.I):
-            true = count()
-            if getattr(true, "free_symbols", None):
-                return [("unchecked", f"{what} has {true} parameters, which depends on sizes the document does not "
-                         "fix", None, "")]
-            kind = "multi-head attention of the same sizes" if mha else f"g = {model.kv_heads or model.dims.h}"
-            bad = _terms_verdict(doc, _chain_terms(s, m.start(), sizes(doc)), int(true), f"the weights of {what}")
-            if bad is not None:
-                return [bad]
-            if int(true) == stated:
-                return [("correct", f"{what}: {true} weights ({kind}; counted from the model's inputs)", None,
-                         "computed")]
-            return [("wrong", f"{what}: {true} weights ({kind}; counted from the model's inputs), not {stated}",
-                     str(true), "computed")]
-    return []
+    # the subject is the part named nearest before the number ("W_K has shape 4096 x 1024, i.e. N parameters ...
+    # W_Q and W_O are unchanged" counts W_K), else the first named after it; a fixed order of parts would pick
+    # whichever the list names first
+    whole, at = _sentence_of(s, m.start(), context)
+
+    def nearest(part: tuple[str, str, Any]) -> tuple[int, int]:
+        ends = [x.end() for x in re.finditer(part[0], whole, re.I)]  # by their ends: "W_K and W_V" holds W_V
+        before = [x for x in ends if x <= at]
+        return (0, -max(before)) if before else (1, min(ends)) if ends else (2, 0)
+
+    ranked = sorted((p for p in parts if re.search(p[0], whole, re.I)), key=nearest)
+    if not ranked:
+        return []
+    _, what, count = ranked[0]
+    true = count()
+    if getattr(true, "free_symbols", None):
+        return [("unchecked", f"{what} has {true} parameters, which depends on sizes the document does not "
+                 "fix", None, "")]
+    kind = "multi-head attention of the same sizes" if mha else f"g = {model.kv_heads or model.dims.h}"
+    bad = _terms_verdict(doc, _chain_terms(s, m.start(), sizes(doc)), int(true), f"the weights of {what}")
+    if bad is not None:
+        return [bad]
+    if int(true) == stated:
+        return [("correct", f"{what}: {true} weights ({kind}; counted from the model's inputs)", None,
+                 "computed")]
+    return [("wrong", f"{what}: {true} weights ({kind}; counted from the model's inputs), not {stated}",
+             str(true), "computed")]

@@ -238,7 +238,7 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
     if _CACHE.search(s):
         out += judge_cache(doc, M, s, _plain(context) if context else "")
     if _PARAMS.search(s):
-        out += judge_parameters(doc, M, s)
+        out += judge_parameters(doc, M, s, _plain(context) if context else "")
     problem = kv_heads_problem(doc)
     if out and problem:
         return [("inconsistent", problem, None, "computed")]

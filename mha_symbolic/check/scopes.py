@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..errors import MHASymbolicError
 from .model import DocumentModel, as_int
 
-__all__ = ["paragraphs", "paragraph_sizes", "model_sizes", "other_configurations", "with_sizes"]
+__all__ = ["paragraphs", "paragraph_sizes", "variant_sizes", "model_sizes", "other_configurations", "with_sizes"]
 
 
 def paragraphs(text: str) -> dict[int, tuple[int, int]]:
@@ -78,13 +78,26 @@ def other_configurations(doc: DocumentModel, text: str) -> list[dict[str, int]]:
     """The configurations a paragraph speaks of besides the document's model: each size it states with another
     value than the model's, alone and all together (at most a handful: a budget of work)."""
     known = model_sizes(doc)
-    stated = paragraph_sizes(text)
+    stated = paragraph_sizes(text) | variant_sizes(text)
     changes = sorted((k, v) for k, v in stated if known.get(k) not in (None, v))[:6]
     configs = [{k: v} for k, v in changes]
     together = dict(changes)
     if len(together) > 1 and together not in configs:
         configs.append(together)
     return configs
+
+
+def variant_sizes(text: str) -> set[tuple[str, int]]:
+    """The number of key/value heads fixed by a variant a paragraph names: multi-query attention has one (a
+    paragraph on MQA in a document about GQA speaks of g = 1).  Multi-head attention is not read so: it is the
+    baseline most paragraphs compare with, and its g = h is the value a planted error most often takes.
+
+    >>> sorted(variant_sizes("MQA keeps a single KV head")), sorted(variant_sizes("4x less than MHA"))
+    ([('g', 1)], [])
+    """
+    import re
+
+    return {("g", 1)} if re.search(r"\b(?:MQA|multi-query)\b", text, re.I) else set()
 
 
 def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
