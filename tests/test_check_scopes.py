@@ -264,3 +264,102 @@ _MQA = ("Take 32 layers, d_model = 4096, 32 heads of head_dim 128, fp16. Plain M
 def test_a_cache_in_a_paragraph_on_mqa_is_not_judged_with_the_documents_g():
     assert statuses(_MQA, 9) == ["unchecked"]  # it holds with g = 1; was wrong against g = 8
     assert flags(_MQA.replace("and 64 MiB", "and 65 MiB")) == [(9, "wrong")]  # and holds with no g at all
+
+
+# ----- a value the document gives a name lives in its scope, like a size ----------------------------------------------
+_NAMED = ("**Problem 1.** $d_m = 512$, $h = 8$.\n\n*Solution.* $4 d_m^2 = 1{,}048{,}576$ weights.\n\n"
+          "**Problem 2.** $d_m = 768$, $h = 12$.\n\n*Solution.* $4 d_m^2 = 2{,}359{,}296$ weights.\n")
+
+
+def test_a_named_value_restated_in_another_paragraph_is_another_example():
+    assert flags(_NAMED) == []
+    assert statuses(_NAMED, 5) == ["given", "given"]
+    assert flags(_NAMED.replace("2{,}359{,}296", "2{,}359{,}295")) == [(7, "wrong")]  # judged with the new value
+    assert flags(_NAMED.replace("$d_m = 512$, $h = 8$.", "$d_m = 512$, $h = 8$, $d_m = 768$.")) == [(1, "inconsistent")]
+
+
+def test_with_its_own_d_v_a_document_fixes_d_model_only_where_it_says_so():
+    doc = "A block of its own: $h = 4$, $d_k = 32$, $d_v = 64$. $W^O \\in \\mathbb{R}^{256 \\times 256}$.\n"
+    assert flags(doc) == []  # W^O is h d_v x d_model; d_model = h d_k = 128 is not this document's
+    same = "Here $h = 4$ and $d_k = d_v = 32$. $W^O \\in \\mathbb{R}^{256 \\times 256}$.\n"
+    assert flags(same) == [(1, "inconsistent")]  # 128 x 128 with d_model = h d_k
+
+
+# ----- numbers as written: a decimal comma, digits grouped by spaces ------------------------------------------------
+def test_a_document_with_decimal_commas_groups_thousands_with_spaces():
+    from mha_symbolic.check.numerals import as_points, decimal_comma
+
+    assert decimal_comma("o cache cairia pela metade: 0,75 GiB") and not decimal_comma("d = 1,536 e (1,2)")
+    assert as_points("5 368 709 120 B = 5 GiB (≈ 5,37 GB)") == "5368709120    B = 5 GiB (≈ 5.37 GB)"
+    doc = ("Modelo: h = 32, 24 GiB de memória, 128 KiB por token, 1,5 GiB por camada.\n"
+           "24 GiB / 128 KiB = 196 608 tokens.\nCom MHA seriam $196 608 / 4 = 49 152$ tokens.\n")
+    assert statuses(doc, 2) == []  # one number, and a count a computation yields binds no n (it bound n = 608)
+    assert flags(doc) == []
+    assert flags(doc.replace("49 152", "49 153")) == [(3, "wrong")]
+
+
+# ----- a cache total whose sentence does not say how many tokens it counts ------------------------------------------
+def test_a_cache_total_without_its_token_count_is_not_judged():
+    doc = ("We use $h = 8$ heads, $g = 2$ KV heads, $d_k = 64$, fp16.\n\n"
+           "With 1024 tokens the KV cache per layer holds 512 KiB.\n\n"
+           "In bf16 the same cache would take 3 MiB.\n")
+    assert statuses(doc, 3) == ["correct"]
+    assert statuses(doc, 5) == ["unchecked"]  # which tokens, layers and sequences: not said here
+    assert flags(doc.replace("512 KiB", "500 KiB")) == [(3, "wrong")]
+
+
+# ----- a name the document defines its own way is read that way afterwards --------------------------------------------
+def test_a_name_defined_by_a_chain_is_read_so_by_later_lines():
+    doc = (SIZES + "\n$$X = \\begin{pmatrix} 1 & 0 & 1 & 0 \\\\ 0 & 1 & 0 & 1 \\\\ 1 & 1 & 0 & 0 \\end{pmatrix}, "
+           "W^Q = W^K = I_4$$\n\n"
+           "$$S_1 = \\frac{Q_1 K_1^T}{\\sqrt{2}} = \\begin{pmatrix} 0.7071 & 0 & 0.7071 \\\\ 0 & 0.7071 & 0.7071 \\\\ "
+           "0.7071 & 0.7071 & 1.4142 \\end{pmatrix}$$\n\n"
+           "$$A_1 = \\mathrm{softmax}(S_1) = \\begin{pmatrix} 0.4011 & 0.1978 & 0.4011 \\\\ 0.1978 & 0.4011 & 0.4011 "
+           "\\\\ 0.2483 & 0.2483 & 0.5035 \\end{pmatrix}$$\n")
+    assert flags(doc) == []  # the model's S_1 is unscaled; this document's is scaled, and its A_1 follows it
+    assert statuses(doc, 7) == ["correct"]
+    assert flags(doc.replace("0.1978 & 0.4011 & 0.4011 ", "0.1978 & 0.4111 & 0.4011 ")) == [(7, "wrong")]
+
+
+def test_the_all_ones_vector_is_no_number():
+    doc = SIZES + "Every row of $A_1$ sums to one, so $A_1\\mathbf{1} = \\mathbf{1}$.\n"
+    [found] = [f for f in check_text(doc, isolate=False).findings if f.line == 2]
+    assert found.status == "unchecked" and "all-ones vector" in found.message  # not a 3 x 3 matrix against 1
+
+
+def test_a_flop_count_written_as_a_formula_is_not_its_last_factor():
+    doc = ("We take $n = 1024$, $d_{model} = 768$, $h = 6$.\n\n"
+           "For this model per head, `Q_i K_i^T` is (n × 128)(128 × n) → 2·n²·128 FLOPs.\n")
+    assert statuses(doc, 3) == ["unchecked"]
+    assert statuses(doc.replace("is (n × 128)(128 × n) → 2·n²·128 FLOPs", "takes 128 FLOPs"), 3) == ["wrong"]
+
+
+# ----- a unit written in prose right after the math; powers in arithmetic ---------------------------------------------
+@pytest.mark.parametrize("stated, status", [("1.61", "correct"), ("1.71", "wrong")])
+def test_a_unit_after_the_math_scales_its_last_side(stated, status):
+    doc = (f"BERT-base at $n = 1024$: $2 \\cdot 1024^2 \\cdot 768 = 1{{,}}610{{,}}612{{,}}736 "
+           f"\\approx {stated}$ GFLOP.\n")
+    assert statuses(doc, 1) == ["given", status]
+
+
+# ----- the document's own variance of the entries ---------------------------------------------------------------------
+_SIGMA = ("We use $d_k = 64$.\n\nIf the coordinates have variance $\\sigma^2$, then $\\mathrm{Var}(q^\\top k) = d_k "
+          "\\sigma^4$;\ne.g. $\\sigma^2 = 0.5$ and $d_k = 64$ give $\\mathrm{Var}(q^\\top k) = 16$.\n\n"
+          "With unit variance, $\\mathrm{Var}(q^\\top k) = 64$.\n")
+
+
+def test_a_variance_the_paragraph_states_is_the_entries_variance_there():
+    assert flags(_SIGMA) == []
+    assert statuses(_SIGMA, 4)[-1] == statuses(_SIGMA, 6)[-1] == "correct"
+    assert flags(_SIGMA.replace("= 16$", "= 32$")) == [(4, "wrong")]
+    other = _SIGMA.replace("k) = 64$", "k) = 65$")
+    assert flags(other) == [] and statuses(other, 6) == ["unchecked"]  # which variance is meant there: not said
+
+
+# ----- a claim about rows is about the matrix its sentence names ------------------------------------------------------
+def test_rows_of_a_named_matrix_that_is_not_the_weights_are_not_the_weights_rows():
+    doc = ("With the causal mask, $n = 3$, $d_{model} = 2$, $h = 1$.\n\n"
+           "$J_\\sigma$ is symmetric and $J_\\sigma v = 0$ for constant $v$, so each row sums to zero.\n\n"
+           "Each row of the causal weights $A$ sums to zero.\n")
+    assert "wrong" not in statuses(doc, 3)
+    assert "wrong" in statuses(doc, 5)  # the weights' rows sum to one

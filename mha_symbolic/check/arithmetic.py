@@ -2,13 +2,16 @@ r"""Exact arithmetic of a document's counts and indices, read without ``eval``.
 
 :func:`arithmetic_value` reads numbers, the document's sizes (by any spelling :func:`.model.dim_name` knows:
 ``g``, ``n_kv_heads``, ``head_dim``, ``d_{model}``), ``+ - * / //``, brackets, implicit products
-(``i g``), ``\lceil \rceil``, ``\lfloor \rfloor``, ``ceil(...)``, ``floor(...)`` and ``\frac{a}{b}`` with a
-small recursive-descent parser, in exact fractions.  Anything else is a ``ValueError``.
+(``i g``), ``\lceil \rceil``, ``\lfloor \rfloor``, ``ceil(...)``, ``floor(...)``, ``\frac{a}{b}`` and whole powers up to
+the 64th (``1024^2``, ``2^{10}``) with a small recursive-descent parser, in exact fractions.  Anything else is a
+``ValueError``.
 
 >>> arithmetic_value(r"\lceil i g / h \rceil", {"i": 5, "g": 2, "h": 8})
 2
 >>> arithmetic_value("2 * n_kv_heads * head_dim", {"g": 8, "d_k": 128})
 2048
+>>> arithmetic_value(r"2 \cdot 1024^2 \cdot 768", {}), arithmetic_value("2^{10}", {})
+(1610612736, 1024)
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ __all__ = ["arithmetic_value"]
 
 
 _TOKEN = re.compile(r"\s*(\\lceil|\\rceil|\\lfloor|\\rfloor|\\frac|\\cdot|\\times|\\left|\\right|\\[,;!]|//|"
-                    r"ceil|floor|\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9]*(?:_\{?[A-Za-z0-9]+\}?)*|[-+*/(){}⌈⌉⌊⌋·×])")
+                    r"ceil|floor|\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9]*(?:_\{?[A-Za-z0-9]+\}?)*|[-+*/(){}⌈⌉⌊⌋·×^])")
 
 
 def _tokens(text: str) -> list[str]:
@@ -80,6 +83,28 @@ class _Arithmetic:
                 return value
 
     def factor(self) -> Fraction:
+        """A primary, raised to a whole power when ``^`` follows (``1024^2``, ``2^{10}``): at most the 64th,
+        a budget of work that keeps a hostile exponent from costing time."""
+        value = self.primary()
+        if self.peek() != "^":
+            return value
+        self.take()
+        if self.peek() == "{":
+            self.take()
+            power = self.expr()
+            self.take("}")
+        else:
+            tok = self.take()
+            if not tok.isdigit():
+                raise ValueError(f"an exponent {tok!r} that is not a whole number")
+            power = Fraction(int(tok[0]))  # 10^23 in TeX is 10^2 followed by 3: one digit binds
+            if len(tok) > 1:
+                self.t.insert(self.k, tok[1:])
+        if power.denominator != 1 or abs(power) > 64:
+            raise ValueError(f"an exponent {power} outside the whole numbers up to 64")
+        return value ** int(power)
+
+    def primary(self) -> Fraction:
         tok = self.take()
         if tok == "-":
             return -self.factor()

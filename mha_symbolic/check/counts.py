@@ -59,8 +59,9 @@ _TOKENS = re.compile(r"\b(\d[\d,]*)[- ](?:tokens?|token\s+context)\b|\bcontext\s
                      r"(\d[\d,]*)|\bsequence\s+of\s+(\d[\d,]*)|\b(\d[\d,]*)\s+tokens\b|\bat\s+T\s*=\s*(\d[\d,]*)", re.I)
 
 
-def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int | None]:
-    """Candidate token counts, layer counts and the bytes per value (None if unknown)."""
+def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int | None, bool]:
+    """Candidate token counts, layer counts, the bytes per value (None if unknown), and whether the sentence
+    itself says how many tokens it counts (a number of tokens, or "per token")."""
     tokens = []
     m = _TOKENS.search(s)
     if m:
@@ -72,8 +73,12 @@ def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int 
     if not layers:
         layers = sorted({1, doc.memory.get("layers", 1)})
     last = list(_AMOUNT.finditer(s))
-    if last and re.match(r"\s*(?:per|a|each)\s+token\b", s[last[-1].end():], re.I) or not tokens and not last:
+    if last and re.match(r"\s*(?:per|a|each)\s+token\b", s[last[-1].end():], re.I) or not tokens and not last or \
+            not tokens and re.search(r"\bper[\s-]+token\b", s, re.I):
         tokens = [1]  # "256 MiB per token", even "with a 4096-token context, ... N bytes per token"
+    # the sentence says which tokens it counts: a number of them, "per token", or the context it refers back to
+    said = bool(tokens) or bool(re.search(r"\bsame\s+(?:context|sequence|prompt|length|number\s+of\s+tokens)\b", s,
+                                          re.I))
     if not tokens:  # a total, no count here: the context an earlier sentence stated ("the same context"), or n
         tokens = sorted({1, doc.memory.get("tokens", 1), doc.known_dims().get("n", 1)})
     size = None
@@ -86,7 +91,7 @@ def _multipliers(doc: DocumentModel, s: str) -> tuple[list[int], list[int], int 
                 size = b
     if size is None:
         size = doc.memory.get("bytes")
-    return tokens, layers, size
+    return tokens, layers, size, said
 
 
 def _agrees(true: Fraction | int, stated_text: str, scale: int) -> bool:
@@ -234,7 +239,7 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     amounts = list(_AMOUNT.finditer(s))
     if not amounts:
         return []
-    tokens, layers, size = _multipliers(doc, s)
+    tokens, layers, size, said = _multipliers(doc, s)
     m = amounts[-1]
     unit = m.group(2)
     in_bytes = unit not in ("values", "value", "numbers", "elements", "entries", "scalars", "floats")
@@ -256,6 +261,10 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
                          "the sentence does not say it means one", None, "")]
             return [bad or ("correct", cache_text(rule, count, total, size if in_bytes else None), None, "computed")]
     total = candidates[-1]
+    if not said:  # the sentence does not say how many tokens it counts: a total of another sentence's context
+        return [("unchecked", f"{cache_text(rule, count, total, size if in_bytes else None)}, not {m.group(1)} "
+                 f"{unit}; but the sentence does not say which tokens, layers and sequences it counts (the "
+                 f"readings {', '.join(map(str, candidates))} do not fit it)", None, "")]
     shown = str(Fraction(total, scales[0])) if scales[0] > 1 else str(total)
     other = f" (or {candidates[0]} for one layer)" if len(candidates) > 1 else ""
     return [("wrong", f"{cache_text(rule, count, total, size if in_bytes else None)}{other}, not {m.group(1)} "
@@ -311,16 +320,22 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
              (r"\b(?:key|K)\s+projection\b|\bW_K\b", "W_K", lambda: entries("W_K")),
              (r"\b(?:value|V)\s+projection\b|\bW_V\b", "W_V", lambda: entries("W_V")),
              (r"\b(?:output|O)\s+projection\b|\bW_O\b", "W_O", lambda: entries("W_O")),
-             (r"\battention\s+layer\b|\bin\s+total\b|\btotal\b|\blayer\s+(?:has|holds)\b" + (
+             (r"\battention\s+(?:layer|block)\b|\bin\s+total\b|\btotal\b|\blayer\s+(?:has|holds)\b" + (
                  r"|multi-head\s+attention|\bMHA\b" if mha else ""), "the layer", lambda: parameter_count(model))]
     # the subject is the part named nearest before the number ("W_K has shape 4096 x 1024, i.e. N parameters ...
     # W_Q and W_O are unchanged" counts W_K), else the first named after it; a fixed order of parts would pick
     # whichever the list names first
     whole, at = _sentence_of(s, m.start(), context)
 
+    counts = [c.start() for c in re.finditer(r"(?<![\w.])\d[\d,]*\s+(?:parameters|params|weights)\b", whole, re.I)]
+    named = re.match(r"[\d,]+\s+(?:parameters|params|weights)\s+(?:for|of|in)\s+(?:the\s+)?", whole[at:], re.I)
+
     def nearest(part: tuple[str, str, Any]) -> tuple[int, int]:
+        if named and re.match(part[0], whole[at + named.end():], re.I):
+            return (-1, 0)  # "N parameters for K and V": the words right after the count name its subject
         ends = [x.end() for x in re.finditer(part[0], whole, re.I)]  # by their ends: "W_K and W_V" holds W_V
-        before = [x for x in ends if x <= at]
+        # a name binds the first count after it: "W_V, with 8192 parameters, and the block has N parameters"
+        before = [x for x in ends if x <= at and not any(x <= c < at for c in counts)]
         return (0, -max(before)) if before else (1, min(ends)) if ends else (2, 0)
 
     ranked = sorted((p for p in parts if re.search(p[0], whole, re.I)), key=nearest)

@@ -72,6 +72,9 @@ def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
     stage = next(((key, what) for pattern, key, what in _STAGES if re.search(pattern, s[:m.start()], re.I)), None)
     if stage is None:
         return None
+    if s[:m.start()].rstrip().endswith(("·", "*", "×", "/", "^", "+", "-", "−", "⋅")):  # 2·n²·128 FLOPs: the
+        return ("unchecked", f"{stage[1]}: the amount is an expression ending in {m.group(1)}, not a number of FLOPs",
+                None, "")  # number is the last factor of a formula, not the amount
     result = parameter_and_flop_counts(doc.model()).result
     true = result["stages"].get(stage[0]) if stage[0] != "matmul_flops" else result["matmul_flops"]
     if true is None or getattr(true, "free_symbols", None):

@@ -96,6 +96,8 @@ _DELIMITERS = {"$": ("$", "$"), "$$": ("$$", "$$"), "\\(": ("\\(", "\\)"), "\\["
 _MATH_BLOCKS = {"math_block", "math_block_label", "math_block_bracket", "amsmath"}
 _MATH_FENCES = {"math", "latex", "tex", "katex"}
 _LISTING_FENCES = {"", "text", "txt", "output", "out", "console", "plaintext", "none"}
+#: a unit of memory or of work written in prose right after inline math ("$2^{30}$ bytes", "$\approx 1.61$ GFLOP")
+_UNIT_AFTER = re.compile(r"[ \u00a0]?(bytes|[KMGT]iB|[kKMGT]B|[kKMGTP]?FLOPs?)(?![\w-])")
 _SENTENCE_END = re.compile(r"(?<![.!?\u0964])[.!?\u0964]+[\"')\]]*(?=\s|$)")  # a run's first mark only: linear
 
 
@@ -153,7 +155,10 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
             whole = opener + child.content + closer
             at = content.find(whole, cursor)
             at = cursor if at < 0 else at
-            found.append((at, at + len(whole), at + len(opener), child.content, child.type != "math_inline"))
+            unit = _UNIT_AFTER.match(content, at + len(whole)) if child.type == "math_inline" else None
+            # "$... \approx 1.61$ GFLOP": a unit written right after the math is the last side's
+            text = child.content + (f" \\text{{{unit.group(1)}}}" if unit else "")
+            found.append((at, at + len(whole), at + len(opener), text, child.type != "math_inline"))
             spans.append((at, at + len(whole)))
         elif child.type in ("code_inline", "html_inline"):
             mark = child.markup if child.type == "code_inline" else child.content

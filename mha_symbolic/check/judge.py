@@ -136,6 +136,9 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
     except ShapeError as e:
         return "formula", ("inconsistent", f"{str(e).splitlines()[0][:200]}", None, "proven")
     except (ParseError, MHASymbolicError, ValueError, TypeError) as e:
+        if "onesvector" in str(e):
+            return "formula", ("unchecked", "the all-ones vector (\\mathbf{1}) is not read: the statement does not fix "
+                               "its length", None, "")
         return "formula", ("unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, "")
     return _judge_read(doc, sides, sides_tex, ops)
 

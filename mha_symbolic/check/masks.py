@@ -287,6 +287,10 @@ def judge_causal_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str 
         said = f"the {'first' if row == 0 else 'last'} query attends to {seen} key{'s' if seen > 1 else ''} ({where})"
         return verdict(seen == 1, said, f"{seen} keys")
     if rows:
+        named_matrices = {x for math in re.findall(r"\$([^$]+)\$", text)
+                          for x in re.findall(r"(?<![\\A-Za-z])([A-Z])(?![A-Za-z])", math)}
+        if named_matrices and not named_matrices & {"A", "P"} and "softmax" not in text:
+            return None  # the sentence names its matrices (J_sigma 1 = 0: the Jacobian's rows), none of them weights
         if re.search(r"\bmask|\bscores?\b|\blogits?\b|\bX\b|\binputs?\b|\bembedding", s, re.I) and \
                 not re.search(r"\bweights?\b|\bprobabilit|\battention\b|\bsoftmax\b", s, re.I):
             return None  # the rows of the mask, the scores or the input, not of the weights

@@ -84,6 +84,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
     t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
                lambda m: r"\frac{%s}{1%s}" % (int(m.group(1) + m.group(2)), "0" * len(m.group(2))), t)
+    # the all-ones vector (\mathbf{1}, \mathbb{1}, \vec{1}) is no number: its length is the reader's to infer, so
+    # it is left unread (the statement unchecked), never read as the scalar 1
+    t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit|mathbb|vec)\s*\{\s*1\s*\}|\\mathbf\s+1(?!\d)", r"\\onesvector ", t)
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
     t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)
     t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1}
@@ -393,8 +396,9 @@ class DocumentModel:
             d = self.known_dims()
             h = d.get("h")
             d_model = d.get("d_model")
-            if d_model is None and h is not None and d.get("d_k") is not None:
-                d_model = h * d["d_k"]
+            if d_model is None and h is not None and d.get("d_k") is not None and d.get("d_v", d["d_k"]) == d["d_k"]:
+                d_model = h * d["d_k"]  # the usual d_model = h d_k; a document with its own d_v != d_k (a block of
+                # its own design) fixes d_model only where it says so
             d_k = d.get("d_k") if d_model is None or h is None else None
             try:
                 self._model = MultiHeadAttention(d.get("n"), d_model, h, d_k=d_k, convention=self.convention,

@@ -104,7 +104,17 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             elif len(sides) == 2 and isinstance(sides[i], Symbol) and str(sides[i]) not in doc.definitions and \
                     re.fullmatch(r"[dDnN]_\{?\w+\}?", str(sides[i])):  # a size by its name (d_h, n_layers)
                 doc.definitions[str(sides[i])] = value  # $d_h = 4$: a name the document gives a number
+                doc.bound_in[str(sides[i])], doc.bound_line[str(sides[i])] = doc.paragraph, doc.line
                 return "given", f"{tex[i].strip()} = {value}: a name the document gives a value", None, ""
+    if len(sides) == 2 and values[1].is_number and re.fullmatch(r"\s*\\sigma\s*(?:\^\s*\{?\s*2\s*\}?)?\s*", tex[0]):
+        # sigma^2 = 0.5: the variance of the entries this paragraph speaks of (unit variance is only the default)
+        given = _exact(values[1])
+        square = given if "^" in tex[0] else given ** 2
+        doc.memory["variance"] = (square, doc.paragraph, doc.line)
+        return "given", f"the entries' variance sigma^2 = {square} (in this paragraph)", None, ""
+    renamed = _named_again(doc, sides, tex, values)
+    if renamed is not None:
+        return renamed
     if len(values) > 2 and not values[0].is_number and all(v.is_number for v in values[1:]) and \
             isinstance(sides[0], Symbol) and dim_name(str(sides[0])) is None and ops[0] in ("eq", "def"):
         # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a name for what follows, whose arithmetic is judged; the name is not
@@ -120,6 +130,26 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
         free = sorted({str(s) for v in values for s in v.free_symbols})
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
     return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
+
+
+def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: list[Any]) -> Verdict3 | None:
+    """``$d_m = 768$`` where an earlier paragraph gave the name ``d_m`` another value: the name's value lives in
+    its scope like a size's, so another scope gives it anew (another example); the same scope restating it with
+    another value contradicts itself, naming the line."""
+    name = tex[0].strip()
+    if len(sides) != 2 or name not in doc.definitions or not re.fullmatch(r"\s*\d+\s*", tex[1]) or \
+            not all(v.is_number for v in values) or values[0] == values[1]:
+        return None
+    was, scope, line = doc.definitions[name], doc.bound_in.get(name), doc.bound_line.get(name)
+    if scope is None or not getattr(as_sympy(was), "is_number", False):
+        return None
+    if scope[0] == doc.paragraph[0] and scope[1] in (0, doc.paragraph[1]):
+        return ("inconsistent", f"{name} is {was} earlier in this paragraph (line {line})", str(was), "computed")
+    doc.restart()  # another example: the sizes and values of the earlier one no longer apply
+    doc.definitions[name] = values[1]
+    doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
+    return ("given", f"{name} = {values[1]}: another value of a name given {was} in another paragraph (line {line}): "
+            "another example", None, "")
 
 
 def _by_definition(doc: DocumentModel, values: list[Any]) -> list[Any] | None:
@@ -546,7 +576,15 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
             owners += [i] * (len(verdicts) - before)
     first = _input_key(doc, tex[0]) or (str(sides[0]) if isinstance(sides[0], MatrixSymbol) else None)
     if first not in doc.confirmed:  # a name the document used as the model does cannot be redefined here
-        verdicts = _named_definitions(verdicts, owners, tex)
+        renamed = _named_definitions(verdicts, owners, tex)
+        if renamed != verdicts and isinstance(sides[0], MatrixSymbol):
+            # later lines read the name as the document defined it (A_1 = softmax(S_1) of its scaled S_1)
+            defined = next(o for v, o in zip(verdicts, owners, strict=True) if o > 0 and v[0] == "correct")
+            try:
+                doc.definitions[str(sides[0])] = _value(doc, sides[defined])
+            except (MHASymbolicError, ValueError, TypeError):
+                pass
+        verdicts = renamed
     return _worst(verdicts)
 
 

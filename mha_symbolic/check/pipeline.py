@@ -23,6 +23,7 @@ from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_proble
 from .judge import judge
 from .masks import CAUSAL_WORDS, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
+from .numerals import as_points, decimal_comma
 from .report import Finding, Report
 from .sentences import prose_statement
 
@@ -41,6 +42,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     repair = repair_encoding(text)
     cross, mask = document_variant(repair.text)
     source = _head_count_letter(repair.text)
+    if decimal_comma(source):  # 1,5 GiB and 196 608 tokens: one number each, read with a point
+        source = as_points(source)
     pieces = extract(_cross_roles(source) if cross else source, name)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()

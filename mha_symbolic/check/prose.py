@@ -74,6 +74,8 @@ _TERM = r"[^\s=<>≤≥≠≈,;:]+(?:\s[-+*/]\s[^\s=<>≤≥≠≈,;:]+)*"  # "2
 _CHAIN = re.compile(rf"(?<![^\s(\[])(?<!\s[-+*/]\s)({_TERM})\s*([=<>≤≥≠≈:])\s*({_TERM})((?:\s*[=<>≤≥≠≈]\s*{_TERM})*)")
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
                 "no fewer than": "ge", "no less than": "ge", "more than": "gt", "fewer than": "lt", "less than": "lt"}
+#: the end of a computation: an amount right after it is its result ("4 · 512 = 2048 tokens"), not a setting
+_RESULT = re.compile(r"(?:\d|\)|\b[KMGT]i?B)\s*[=≈]\s*$")
 #: the nouns that count heads and tokens ("two heads", "a two-head layer", "3 tokens", "3-token")
 _NOUNS = {"h": r"(?:\s+(?:attention\s+)?heads\b|-heads?\b)", "n": r"(?:\s+(?:input\s+)?tokens\b|-tokens?\b)",
           "g": r"(?:\s+(?:kv|k/v|key[-/]value|key-value)\s+heads\b)"}
@@ -195,6 +197,8 @@ def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
         for m in re.finditer(rf"\b(\d+|{words})\b{noun}", plain, re.I):
             if _EXCLUDED_BEFORE.search(plain, max(0, m.start() - 200), m.start()):  # a window: linear
                 continue
+            if _RESULT.search(plain, max(0, m.start() - 40), m.start()):  # "24 GiB / 128 KiB = 196608 tokens": what a
+                continue  # computation yields (a capacity), not the length of the example
             word = m.group(1).lower()
             value = int(word) if word.isdigit() else _NUMBER_WORDS[word]
             if value >= (2 if name in ("h", "g") else 1):

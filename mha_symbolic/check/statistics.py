@@ -92,6 +92,13 @@ def _value(doc: DocumentModel, moment: str, arg: str) -> tuple[Any, str] | None:
     return simplify(value), what
 
 
+def _entries(unit: bool, here: bool, stated: Any) -> str:
+    """How the entries' variance was taken, for the message."""
+    if not unit:
+        return ""
+    return f", entries of variance sigma^2 = {stated[0]} (line {stated[2]})" if here else ", unit-variance entries"
+
+
 def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
     """The verdict on a chain with a moment side, or None when no side is a moment."""
     from ..statements._base import shown
@@ -129,6 +136,8 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
                                               ).xreplace({s: SIGMA for s in free if str(s) == "sigma"}))
     unit = not any(v is not None and SIGMA in getattr(v, "free_symbols", set()) for v, st in zip(values, stats,
                                                                                              strict=True) if not st)
+    stated = doc.memory.get("variance")  # sigma^2 = 0.5 stated: in its paragraph the entries have that variance
+    here = unit and stated is not None and stated[1][0] == doc.paragraph[0]
     compared = 0
     last: tuple[int, Any] | None = None
     for k in range(len(values)):
@@ -138,13 +147,18 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
             continue
         if last is not None:
             j, a = last
-            a2, b2 = (as_sympy(x).subs(SIGMA, 1) if unit else as_sympy(x) for x in (a, values[k]))
+            sigma = sqrt(stated[0]) if here and stated is not None else 1
+            a2, b2 = (as_sympy(x).subs(SIGMA, sigma) if unit else as_sympy(x) for x in (a, values[k]))
             a2, b2 = (x.subs(_dims_subs(doc, x)) for x in (a2, b2))
             compared += 1
             if simplify(a2 - b2) != 0:
+                if unit and not here and stated is not None:  # unit variance, but the document gave another
+                    return ("unchecked", f"{tex[j]} = {shown(a2)} with unit-variance entries; the document states "
+                            f"sigma^2 = {stated[0]} on line {stated[2]}, so which variance is meant is not said",
+                            None, "")
                 return ("wrong", f"{tex[j]} = {shown(a2)} and {tex[k]} = {shown(b2)} "
-                        f"({'; '.join(notes)}{', unit-variance entries' if unit else ''})", shown(a2), "proven")
+                        f"({'; '.join(notes)}{_entries(unit, here, stated)})", shown(a2), "proven")
         last = (k, values[k])
     if not compared:
         return "unchecked", "no side with a value to compare", None, ""
-    return "correct", f"{'; '.join(notes)}{', unit-variance entries' if unit else ''}: proven", None, "proven"
+    return "correct", f"{'; '.join(notes)}{_entries(unit, here, stated)}: proven", None, "proven"

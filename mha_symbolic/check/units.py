@@ -1,4 +1,5 @@
-r"""Amounts of memory in a formula chain: ``98{,}304 \cdot 1024 = 100{,}663{,}296 \text{ bytes} = 96 \text{ MiB}``.
+r"""Amounts of memory in a formula chain: ``98{,}304 \cdot 1024 = 100{,}663{,}296 \text{ bytes} = 96 \text{ MiB}``;
+amounts of work in FLOPs the same way (``2 \cdot 1024^2 \cdot 768 \approx 1.61 \text{ GFLOP}``, powers of 1000).
 
 A side is arithmetic (:func:`.arithmetic.arithmetic_value`: numbers, the document's sizes, ``\cdot``, ``\frac``)
 followed by at most one unit of memory (``\text{ bytes}``, ``\,\mathrm{MiB}``, ``\text{GB}``).  A side without a unit
@@ -34,8 +35,12 @@ __all__ = ["judge_amounts", "to_last_digit"]
 #: bytes in one unit; decimal units also have their binary reading (see the module docstring)
 _BINARY = {"bytes": 1, "byte": 1, "B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
 _DECIMAL = {"KB": 1, "kB": 1, "MB": 2, "GB": 3, "TB": 4}  # the power of 1000 (or of 1024)
+#: floating-point operations: powers of 1000 only ("1.61 GFLOP" is 1.61 x 10^9 FLOPs)
+_FLOPS = {f"{prefix}FLOP{plural}": power for prefix, power in (("", 0), ("k", 1), ("K", 1), ("M", 2), ("G", 3),
+                                                                ("T", 4), ("P", 5)) for plural in ("", "s")}
 _UNIT = re.compile(r"^(?P<amount>.*?)(?:\\[,;:! ]|\\quad|~|\s)*\\(?:text|mathrm|textrm|mbox|mathit)\{\s*"
-                   r"(?P<unit>" + "|".join(sorted([*_BINARY, *_DECIMAL], key=len, reverse=True)) + r")\s*\}\s*$",
+                   r"(?P<unit>" + "|".join(sorted([*_BINARY, *_DECIMAL, *_FLOPS], key=len, reverse=True)) +
+                   r")\s*\}\s*$",
                    re.S)
 _SEPARATORS = re.compile(r"(?<=\d)(?:\{,\}|\\,|,)(?=\d{3}(?!\d))")
 
@@ -43,6 +48,8 @@ _SEPARATORS = re.compile(r"(?<=\d)(?:\{,\}|\\,|,)(?=\d{3}(?!\d))")
 def _factors(unit: str) -> tuple[int, ...]:
     if unit in _BINARY:
         return (_BINARY[unit],)
+    if unit in _FLOPS:
+        return (1000 ** _FLOPS[unit],)
     return (1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit])
 
 
