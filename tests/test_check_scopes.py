@@ -363,3 +363,74 @@ def test_rows_of_a_named_matrix_that_is_not_the_weights_are_not_the_weights_rows
            "Each row of the causal weights $A$ sums to zero.\n")
     assert "wrong" not in statuses(doc, 3)
     assert "wrong" in statuses(doc, 5)  # the weights' rows sum to one
+
+
+# ----- a verdict on an aligned chain sits on the row that broke it ----------------------------------------------------
+_ALIGN = ("We use $d_{\\text{model}} = 1024$.\n\\begin{align}\n"
+          "P &= 4\\, d_{\\text{model}}^2 + 4\\, d_{\\text{model}} \\\\\n"
+          "  &= 4 \\cdot 1{,}048{,}576 + 4 \\cdot 1024 = 4{,}194{,}304 + 4{,}096 \\\\\n  &= 4{,}198{,}400 ,\n"
+          "\\end{align}\n")
+
+
+def test_a_failing_aligned_chain_is_reported_on_the_row_that_breaks_it():
+    assert flags(_ALIGN) == []
+    assert flags(_ALIGN.replace("&= 4{,}198{,}400", "&= 4{,}196{,}352")) == [(5, "wrong")]  # not line 3
+
+
+# ----- scientific notation in an amount with a unit; LaTeX's decimal comma --------------------------------------------
+@pytest.mark.parametrize("stated, status", [("1.72", "correct"), ("1.62", "wrong")])
+def test_an_amount_in_scientific_notation_is_read_to_its_significant_digits(stated, status):
+    doc = f"$16 \\cdot 2^{{30}} = 2^{{34}} \\approx {stated} \\times 10^{{10}} \\text{{FLOPs}}$\n"
+    assert statuses(doc, 1) == [status]
+
+
+def test_latex_decimal_commas_make_a_decimal_comma_document():
+    doc = "Com $e^{0{,}5} \\approx 1{,}649$ e $e \\approx 2{,}718$, temos $1/\\sqrt{64} = 1/8 = 0{,}125$.\n"
+    assert [s for s in statuses(doc, 1)] == ["correct", "correct", "correct"]
+    assert "wrong" in statuses(doc.replace("2{,}718", "2{,}818"), 1)
+
+
+# ----- a chain that fails binds nothing -------------------------------------------------------------------------------
+def test_a_failing_chain_does_not_bind_its_wrong_value():
+    doc = ("Sea $n = 2$, $d_{\\text{modelo}} = 4$ y $h = 1$, $d_k = d_{\\text{modelo}}/h = 4/1 = 2$.\n\n"
+           "$$X = \\begin{pmatrix} 1 & 0 & 1 & 0 \\\\ 1 & 1 & 0 & 0 \\end{pmatrix}, \\quad W_Q = W_K = I_4$$\n\n"
+           "$$\\frac{Q_1 K_1^T}{\\sqrt{d_k}} = \\begin{pmatrix} 1 & 0.5 \\\\ 0.5 & 1 \\end{pmatrix}$$\n")
+    assert flags(doc) == [(1, "wrong")]  # 4/1 is 4; the scores are then not judged with d_k = 2
+
+
+# ----- the variant named last before a statement of key/value heads, in any language ----------------------------------
+def test_key_value_heads_of_a_variant_named_before_them_in_the_clause():
+    doc = ("Usiamo $H_q = 32$ teste; nella GQA scegliamo $H_{kv} = 8$, per cui ogni testa KV serve $32/8 = 4$ teste; "
+           "nella multi-query attention (MQA) resta una sola testa KV, $H_{kv} = 1$.\n")
+    assert flags(doc) == []
+    assert flags(doc.replace("$H_{kv} = 1$", "$H_{kv} = 2$")) == [(1, "wrong")]  # MQA has one
+
+
+# ----- a size in a condition of its clause, in any of the documents' languages ----------------------------------------
+_BEI = ("Ein Modell mit 12 Köpfen braucht bei $n = 8192$ in fp16 schon $12 \\cdot 128 = 1536$ MiB.\n"
+        "Mit 12 Schichten sind es bei $n = 2048$ in fp32 bereits $144 \\cdot 16 = 2304$ MiB.\n")
+
+
+def test_a_size_after_a_condition_word_is_a_condition_of_its_clause_not_a_second_binding():
+    assert flags(_BEI) == []
+    assert flags(_BEI.replace("bei $n = 2048$", "also $n = 2048$")) == [(2, "wrong")]  # a claim: judged
+
+
+def test_a_setting_introduced_by_with_still_binds():
+    doc = ("### Problem 1\n\nHere $d_k = 256 / 8 = 32$.\n\n### Problem 3\n\nLet $q, k \\in \\mathbb{R}^{d_k}$ with "
+           "$d_k = 64$.\n\n(a) $\\mathrm{Var}(q \\cdot k) = 64$.\n")
+    assert flags(doc) == []
+    assert flags(doc.replace("(a) $\\mathrm{Var}(q \\cdot k) = 64$", "(a) $\\mathrm{Var}(q \\cdot k) = 32$")) == \
+        [(9, "wrong")]
+
+
+def test_layers_counted_in_another_language_are_not_the_sequence_length():
+    doc = ("GPT-2 small hat $L = 12$ Schichten, $h = 12$ Köpfe und $d_{model} = 768$.\n"
+           "Wir nehmen die volle Kontextlänge $n = 1024$.\n")
+    assert flags(doc) == []
+    assert statuses(doc, 1)[0] == "given" and "layers" in check_text(doc, isolate=False).findings[0].message
+
+
+def test_a_chain_with_a_power_that_holds_starts_another_example():
+    doc = "At first $d_k = 64$.\n\n**Exercise.** Which $d_k$ gives a standard deviation of 32? ($d_k = 32^2 = 1024$.)\n"
+    assert flags(doc) == []

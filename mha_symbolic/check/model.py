@@ -78,7 +78,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     >>> canonical_tex(r"\mathrm{head_0} = H_0", zero_based=True)
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
     """
-    t = re.sub(r"(\d)\{,\}(?=\d{3}(?!\d))", r"\1", tex)  # 262{,}144: a thousands separator
+    t = re.sub(r"(\d)(?:\{,\}|\\,|\\ |~)(?=\d{3}(?!\d))", r"\1", tex)  # 262{,}144, 263\,168: thousands
     t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", t)  # spacing commands
     t = re.sub(r"\\(min|max)\s*\\\{(.*?)\\\}", r"\\\1(\2)", t)  # \min\{a, b\}
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
@@ -496,7 +496,8 @@ class DocumentModel:
             where = rf"(?<![\\A-Za-z_^])(?<![_^]{{){re.escape(name)}(?=\s*_|\^\{{?\()"  # also inside \frac{S_1}{...}
             tex = re.sub(where, target.replace("\\", "\\\\"), tex)
         for name, target in self.aliases.items():
-            tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{]))({name})(?![_a-z{{])", "(" + target + ")", tex)
+            tex = re.sub(rf"(?:(?<=[QKV])|(?<![\\A-Za-z_^{{])|(?<=[^_^]{{))({name})(?![_a-z{{])", "(" + target + ")",
+                         tex)  # Q, and Q inside \frac{QK^T}{...}; not d_{Q}
         if self.current_head is not None:
             k = self.current_head - (1 if self.zero_based else 0)
             tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(^])", lambda m: f"{m.group(1)}_{{{k}}}", tex)

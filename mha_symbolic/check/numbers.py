@@ -127,9 +127,27 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
         general = _by_definition(doc, values)
         if general is not None:
             return _compare_chain(general, ops, tex, "proven")  # d_k = d_model / h: the model's definition
+        start = next((i for i in range(len(values)) if all(v.is_number for v in values[i:])), len(values))
+        if len(values) - start >= 2 and start > 0:  # d_k = d_x / h = 4/1 = 2: its arithmetic is judged alone
+            tail = _compare_chain(values[start:], ops[start:], tex[start:], "computed", raw=sides[start:])
+            if tail[0] == "wrong":
+                return _unbind(doc, bound, tail)
         free = sorted({str(s) for v in values for s in v.free_symbols})
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
-    return _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
+    got = _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
+    return _unbind(doc, bound, got) if got[0] == "wrong" else got  # a wrong d_k = 4/1 = 2 binds nothing
+
+
+def _unbind(doc: DocumentModel, bound: list[str], got: Any) -> Any:
+    """Undo the sizes a chain bound when the chain fails (``d_k = 4/1 = 2``): later lines are not judged with its
+    value (one error, one finding); returns ``got``."""
+    for name in bound:
+        doc.dims.pop(name, None)
+        doc.bound_in.pop(name, None)
+        doc.bound_line.pop(name, None)
+    if bound:
+        doc._model = doc._table = None
+    return got
 
 
 def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: list[Any]) -> Verdict3 | None:

@@ -170,7 +170,7 @@ def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
     """Every side is plain arithmetic on numbers equal to the last (``512/16 = 32``); one side is trivially so."""
     try:
         values = [doc.read(x) for x in sides]
-        return all(getattr(v, "is_number", False) and v == values[-1] for v in values)
+        return all(getattr(v, "is_number", False) and (v - values[-1]).doit() == 0 for v in values)  # 32^2 = 1024
     except (MHASymbolicError, ValueError, TypeError, RecursionError):
         return False
 
@@ -342,11 +342,14 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      "computed")
                 doc.bind_dim(size, int(c.sides[-1]))
                 continue
+            before = scopes.with_sizes(here, {}) if len(set(c.side_rows)) > 1 else None
             got = judge_indexed(here, list(c.sides), list(c.ops), c.text) or \
                 judge(here, list(c.sides), list(c.ops), c.text)
             if got is not None:
                 kind, (status, message, expected, basis) = got
-                emit(p.line + c.row, c.text, status, message, expected, kind, basis)
+                row = c.row if before is None or status not in ("wrong", "inconsistent") else \
+                    _failing_row(before, c)
+                emit(p.line + row, c.text, status, message, expected, kind, basis)
     elif p.kind in ("code", "output") and p.name:
         if not grouped_code(doc, p, emit):
             code_statement(doc, p, emit)
@@ -370,7 +373,37 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
 
 
+def _failing_row(before: DocumentModel, c: Any) -> int:
+    """The row of an aligned chain (``P &= ... \\\\ &= ... \\\\ &= 4{,}196{,}352``) where it first fails: the
+    chain is judged again on a copy of the document's model, one side more at a time, and the verdict is placed
+    on the row of the side that broke it (the row a reader must correct), not on the chain's first row."""
+    for k in range(2, len(c.sides) + 1):
+        try:
+            got = judge(scopes.with_sizes(before, {}), list(c.sides[:k]), list(c.ops[:k - 1]), c.text)
+        except (MHASymbolicError, ValueError, TypeError, ZeroDivisionError, AttributeError, IndexError, KeyError):
+            break
+        if got is not None and got[1][0] in ("wrong", "inconsistent"):
+            return c.side_rows[k - 1] if len(c.side_rows) >= k else c.row
+    return c.row
+
+
 _VARIANT = VARIANT_NAMES + r"(?:\s+attention)?\s*\(\s*\$\s*"
+
+
+#: the nouns that count layers and heads, in the languages of the documents read (a lexicon, like number words)
+_LAYERS = r"(?:layers|Schichten|Lagen|couches|capas|camadas|strati|warstw)"
+_HEADS = r"(?:heads|Köpfe|Köpfen|têtes|cabezas|cabeças|teste|głów)"
+#: a word that makes the size right after it a condition of its clause ("bei $n = 2048$ ...", "with $h = 1$ ..."),
+#: in the same languages
+_CONDITION_WORDS = (r"(?:with|for|at|if|when|whenever|setting|letting|assuming|bei|mit|für|wenn|falls|con|para|"
+                    r"cuando|si|avec|pour|quand|com|quando|se|per|quando)")
+
+
+def _restated_here(doc: DocumentModel, own: dict[Any, int]) -> bool:
+    """Does the paragraph being read already bind one of these sizes to another value?"""
+    known = doc.known_dims()
+    return any(known.get(k or "") not in (None, v) and doc.scope_of(k or "")[0] == doc.paragraph[0]
+               for k, v in own.items())
 
 
 def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
@@ -384,12 +417,12 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
         layers = doc.memory.get("layers")
         return (f"the number of layers ({c.sides[1].strip()}" + ("" if layers == int(c.sides[1]) else
                 f"; {layers} elsewhere") + ")")
-    m = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$\s*((?:[\w/-]+\s+){0,2}?)(layers|heads)\b",
-                  p.sentence or "", re.I)
+    m = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$\s*((?:[\w/-]+\s+){0,2}?)(" + _LAYERS + "|" + _HEADS
+                  + r")\b", p.sentence or "", re.I)
     if m is None:
         return None
     value, words = int(c.sides[1]), m.group(1).lower()
-    if m.group(2).lower() == "layers":
+    if re.fullmatch(_LAYERS, m.group(2), re.I):
         doc.memory["layers"] = value
         doc.memory["layer_name"] = c.sides[0].strip()  # L is the layers in this document from now on
         return f"the number of layers ({value})"
@@ -404,7 +437,8 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
 def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None:
     """``MQA ($g = 1$)``, ``MHA ($g = h$)``, "in multi-head attention ... $n_{kv} = n_q$": the number of key/value
     heads said of a variant the sentence names, judged against that variant (multi-query: g = 1; multi-head:
-    g = h), whatever this document's g."""
+    g = h), whatever this document's g.  A sentence that sets variants side by side (in any language) gives each
+    statement to the variant named last before it in its clause."""
     kv = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
@@ -420,6 +454,14 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
                   + re.escape(p.text.strip()), p.sentence or "", re.I)  # "MQA is $g = 1$": by its definition
     if m is not None:
         return _judge_variant(doc, m, c)
+    clause = p.clause or p.sentence or ""
+    at = clause.find(p.text.strip())
+    before = re.split(r"[;.](?=\s)", clause[:at])[-1] if at >= 0 else ""  # the part of its clause before it
+    labels = list(re.finditer(rf"\b{VARIANT_LABELS}", before, re.I))
+    kinds = {re.sub(r"[-\s]?\d+$", "", x.lower()).replace("multi-head", "mha").replace("multi-query", "mqa")
+             .replace("grouped-query", "gqa") for x in re.findall(rf"\b{VARIANT_LABELS}", clause, re.I)}
+    if labels and len(kinds) >= 2:  # "nella MHA $H_{kv} = 32$; nella GQA $H_{kv} = 8$; nella MQA ... $H_{kv} = 1$":
+        return _judge_variant(doc, labels[-1], c)  # variants side by side, each statement the one named before it
     contrast = r"\b(?:between|versus|vs\.?|compared|than|interpolat\w*|extreme|special case|standard|whereas|while|" \
         r"instead|would|other|both)\b"
     if not re.search(contrast, p.sentence or "", re.I):
@@ -610,6 +652,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     sizes = {k: v for k, v in scope(clause).items() if k in _LOCAL_SIZES}
     parts = [x.strip() for x in p.text.split("=")]
     own = {dim_name(x): int(parts[-1]) for x in parts[:-1]} if len(parts) > 1 and parts[-1].isdigit() else {}
+    condition = r"\s+\$\s*" + re.escape(p.text.strip()) + r"\s*\$"  # "with $h = 1$", "bei $n = 2048$"
     if own and None not in own:  # "for n = 3 ...; for n = 4 ...": the condition it is part of
         name, value = next(iter(own.items()))
         found = conditions(clause)
@@ -619,8 +662,10 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         elif len(own) > 1 and not found and hypothetical(clause):  # "at the other extreme, g = h = 8" (no other
             # condition: with one, "with h = 1 we would have d_k = d_model = 2" is a claim in that condition)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
-        elif not found and re.match(r"\s*(?:with|for|if|when|whenever|setting|letting|assuming)\s+\$\s*"
-                                    + re.escape(p.text.strip()) + r"\s*\$", clause, re.I):
+        elif not found and (re.match(r"\s*" + _CONDITION_WORDS + condition, clause, re.I) or _restated_here(doc, own)
+                            and re.search(r"(?:^|[\s,;:(])" + _CONDITION_WORDS + condition, clause, re.I)):
+            # "With $n_{kv} = 1$ the cache is ...", and "... sind es bei $n = 2048$ bereits ..." in a paragraph that
+            # bound n = 8192 before: a condition of its clause (not a second binding of the paragraph)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
         elif not found and (re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I)
                             or hypothetical(clause)) and \

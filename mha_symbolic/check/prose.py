@@ -89,7 +89,7 @@ def _plain(text: str) -> str:
     """Prose with its inline math as plain words: ``$d_{\\text{model}} \\le 4$`` -> ``d_model ≤ 4``."""
     t = normalise(text)
     # numbers as written: 32,768 and 32{,}768 are one number (a thousands separator), never 768 after a comma
-    t = re.sub(r"(?<![\d,.])\d{1,3}(?:(?:,|\{,\})\d{3})+(?![\d,])", lambda m: re.sub(r"\D", "", m.group(0)), t)
+    t = re.sub(r"(?<![\d,.])\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+(?![\d,])", lambda m: re.sub(r"\D", "", m.group(0)), t)
     t = re.sub(r"\\[()\[\]]|\$+|`+|\*\*", " ", t)
     t = re.sub(r"\\(?:text|mathrm|textrm|operatorname|mathit|mathbf|boldsymbol|mathsf|textnormal|mbox)\s*\{([^{}]*)\}",
                r"\1", t)

@@ -54,6 +54,11 @@ def _factors(unit: str) -> tuple[int, ...]:
 
 
 def _places(tex: str) -> int | None:
+    """The decimals a side is written to; in scientific notation its significant digits (``1.72 \times 10^{10}``
+    is written to 10^8: places -8)."""
+    sci = re.search(r"\d(?:\.(\d+))?\s*(?:\\times|\\cdot|×|x)\s*10\s*\^\s*\{?\s*(-?\d+)\s*\}?", tex)
+    if sci:
+        return len(sci.group(1) or "") - int(sci.group(2))
     found = [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)]
     return max(found) if found else None
 
