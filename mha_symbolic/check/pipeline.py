@@ -26,6 +26,7 @@ from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
 from .report import Finding, Report
 from .sentences import prose_statement
+from .softmax_tables import softmax_calls
 
 __all__ = ["check_document"]
 
@@ -360,7 +361,12 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
 
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
-        if grouped_prose(here, p, emit) or mask_prose(here, p, emit) or flops_prose(here, p, emit):
+        calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
+        for status, message, expected in calls:
+            emit(p.line, p.text, status, message, expected, "number", "computed")
+        if calls:
+            pass
+        elif grouped_prose(here, p, emit) or mask_prose(here, p, emit) or flops_prose(here, p, emit):
             pass  # the grouping, the KV cache or the parameters of grouped-query attention; masked weights
         elif line is not None:  # a formula in plain text: judged like math
             for c in chains(line):

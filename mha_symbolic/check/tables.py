@@ -30,6 +30,7 @@ from ..errors import MHASymbolicError
 from ..statements._base import agrees, shown
 from .judge import _places, _value, judge
 from .model import DocumentModel
+from .softmax_tables import judge_softmax_table
 
 __all__ = ["judge_table", "table_groups"]
 
@@ -84,6 +85,8 @@ def _subject(caption: str, head: str | None) -> str | None:
 def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     """Bind or compare the matrices a table holds; one finding per row."""
     cols = [c.strip() for c in rows[0].columns]
+    if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
+        return
     if _sizes_table(doc, rows, emit):
         return
     numbers = [_numbers(p) for p in rows]

@@ -1,0 +1,165 @@
+r"""A table of scores and their softmax weights, judged from its own cells (a local computation, no model).
+
+Explanation
+===========
+
+Tutorials show one query's attention as a table: a row per key, a column of scores and a column of weights
+(or, transposed, a row of scores and a row of weights).  The weights must be the softmax of the scores over the
+table's keys, whatever model produced the scores, so the table is judged from its cells alone:
+
+* the columns (or rows) are found by their headers, in the languages of the documents read (score, logit,
+  Punktzahl, puntuación ...; weight, probability, softmax, Gewicht, poids, peso ...); a table with several
+  score columns is judged only when one of them is marked scaled (the softmax's input);
+* a score written with three or more decimals stands for the interval it rounds (:mod:`.balls`), and the
+  softmax is bounded exactly over those intervals (it increases in its own score and decreases in the others);
+* a weight holds when that range meets the interval its written decimals stand for; one row whose weight it
+  misses is ``wrong``, naming the computed value;
+* the weights of one query sum to one: a table whose weights sum to far from 1 holds something else (several
+  queries, a mask, a percentage) and is not judged.
+
+>>> rows = [("the", "2.0", "0.455"), ("cat", "1.0", "0.167"), ("sat", "0.5", "0.102"), ("on", "1.5", "0.276")]
+>>> [v[0] for v in softmax_rows(["key", "score", "weight"], rows)]
+['correct', 'correct', 'correct', 'correct']
+>>> [v[0] for v in softmax_rows(["key", "score", "weight"], [("a", "2.0", "0.474"), *rows[1:]])][0]
+'wrong'
+
+The same holds for a call written in plain text or code, ``softmax([2.0, 1.0, 1.0]) → [0.576, 0.212, 0.212]``
+(:func:`softmax_calls`): the list after the arrow (``→``, ``->``, ``=``, ``≈``) is the softmax of the list inside.
+
+>>> [v[0] for v in softmax_calls("softmax([2.0, 1.0, 1.0]) → [0.50, 0.25, 0.25] ← spread out")]
+['wrong']
+>>> [v[0] for v in softmax_calls("softmax([200, 100, 100]) -> [1.00, 0.00, 0.00]")]
+['correct']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from .balls import MIN_PLACES
+
+__all__ = ["softmax_rows", "judge_softmax_table", "softmax_calls"]
+
+#: headers of a column of scores (the softmax's input) and of weights, in the documents' languages
+_SCORES = re.compile(r"score|logit|punktzahl|puntuaci|pontua|punteggio|^\$?\s*[sz]_?\{?[ij]?\}?\s*\$?$|q\s*[·.⋅]\s*k"
+                     r"|\\cdot|q\^?\{?T\}?\s*k|q_?i?\s*k", re.I)
+_SCALED = re.compile(r"scaled|skaliert|escalad|normalis|/\s*\\?sqrt|/\s*√|÷|/\s*\d", re.I)
+_WEIGHTS = re.compile(r"weight|prob|softmax|attention|gewicht|poids|peso|wahrscheinlich|alpha|α"
+                      r"|^\$?\s*[ap]_?\{?[ij]?\}?\s*\$?$", re.I)
+_NUMBER = re.compile(r"\s*\$?\s*(-?\d+(?:\.\d+)?)\s*\$?\s*")
+
+
+def _value(text: str) -> tuple[Decimal, int] | None:
+    """A cell's number and its written decimals, or None."""
+    m = _NUMBER.fullmatch(text.replace("−", "-"))
+    if not m:
+        return None
+    try:
+        return Decimal(m.group(1)), len(m.group(1).split(".")[1]) if "." in m.group(1) else 0
+    except InvalidOperation:
+        return None
+
+
+def _columns(headers: list[str]) -> tuple[int, int] | None:
+    """(score column, weight column) by their headers; None when not exactly one of each (scaled preferred)."""
+    weights = [k for k, h in enumerate(headers) if _WEIGHTS.search(h) and not _SCORES.search(h)]
+    scores = [k for k, h in enumerate(headers) if _SCORES.search(h) and k not in weights]
+    if len(scores) > 1:
+        scores = [k for k in scores if _SCALED.search(headers[k])]
+    if len(weights) != 1 or len(scores) != 1:
+        return None
+    return scores[0], weights[0]
+
+
+def softmax_rows(headers: list[str], cells: list[tuple[str, ...]]) -> list[tuple[str, str, str | None]]:
+    """One verdict ``(status, message, expected)`` per row of a table whose weights should be the softmax of its
+    scores; ``[]`` when the table is not such a table."""
+    where = _columns(list(headers))
+    if where is None or len(cells) < 2:
+        return []
+    s_col, w_col = where
+    read = [(_value(row[s_col]) if s_col < len(row) else None, _value(row[w_col]) if w_col < len(row) else None)
+            for row in cells]
+    if any(s is None or w is None for s, w in read):
+        return []
+    scores = [(float(s[0]), 0.5 * 10.0 ** -s[1] if s[1] >= MIN_PLACES else 0.0) for s, _ in read]  # type: ignore[index]
+    weights = [(float(w[0]), w[1]) for _, w in read]  # type: ignore[index]
+    if any(not 0 <= w <= 1 for w, _ in weights) or abs(sum(w for w, _ in weights) - 1) > 0.1:
+        return []  # not one query's distribution: several queries, a mask, percentages
+    if max(abs(s) for s, _ in scores) > 700:
+        return []  # beyond what exp() holds: not a table of scores
+    out: list[tuple[str, str, str | None]] = []
+    for i, (w, places) in enumerate(weights):
+        lo, hi = _bounds(scores, i)
+        half = 0.5 * 10.0 ** -places
+        exact = _bounds([(s, 0.0) for s, _ in scores], i)[0]
+        if lo - 1e-12 <= w + half and w - half <= hi + 1e-12:
+            out.append(("correct", f"softmax of the score column at row {i + 1}: {exact:.{places + 2}f}; agrees at "
+                        f"{places} decimals", None))
+        else:
+            out.append(("wrong", f"softmax of the score column at row {i + 1}: {exact:.{places + 2}f}, not "
+                        f"{w:.{places}f} (the weights of one query are the softmax of its scores)",
+                        f"{exact:.{places}f}"))
+    return out
+
+
+def _bounds(scores: list[tuple[float, float]], i: int) -> tuple[float, float]:
+    """The least and greatest softmax weight of entry ``i`` over the scores' intervals (value, radius)."""
+    top = max(s for s, _ in scores)
+    def weight(own: float, others: list[float]) -> float:
+        e = math.exp(own - top)
+        return e / (e + sum(math.exp(x - top) for x in others))
+    s, r = scores[i]
+    rest = [(x, q) for k, (x, q) in enumerate(scores) if k != i]
+    return weight(s - r, [x + q for x, q in rest]), weight(s + r, [x - q for x, q in rest])
+
+
+def judge_softmax_table(rows: list[Any], emit: Any) -> bool:
+    """Judge a table of table-row pieces as scores and weights (by columns, or transposed by rows); True when it
+    was such a table."""
+    headers = list(rows[0].columns)
+    cells = [tuple(c.strip() for c in p.text.split(" | ")) for p in rows]
+    verdicts = softmax_rows(headers, cells)
+    if verdicts:
+        for p, (status, message, expected) in zip(rows, verdicts, strict=True):
+            emit(p, status, message, expected, "number", "computed")
+        return True
+    labels = [c[0] for c in cells]  # transposed: a row of scores and a row of weights, one column per key
+    columns = list(zip(*[c[1:] for c in cells], strict=False))
+    verdicts = softmax_rows(labels, [tuple(col) for col in columns]) if columns else []
+    if verdicts:
+        where = _columns(labels)
+        assert where is not None
+        bad = [v for v in verdicts if v[0] == "wrong"]
+        status, message, expected = bad[0] if bad else verdicts[0]
+        emit(rows[where[1]], status, message if bad else "every weight is the softmax of the score row (at the "
+             "decimals written)", expected, "number", "computed")
+        return True
+    return False
+
+
+_LIST = r"[\[(]\s*(-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+)\s*[\])]"
+_CALL = re.compile(r"\bsoftmax\s*\(\s*" + _LIST + r"\s*\)\s*(?:→|->|=|≈|~|\\approx)\s*" + _LIST, re.I)
+
+
+def softmax_calls(text: str) -> list[tuple[str, str, str | None]]:
+    """A verdict per ``softmax([scores]) → [weights]`` written in a line of plain text or code."""
+    out: list[tuple[str, str, str | None]] = []
+    for m in _CALL.finditer(text.replace("−", "-")):
+        scores, weights = (re.split(r"\s*,\s*", g.strip()) for g in m.groups())
+        if len(scores) != len(weights):
+            out.append(("wrong", f"softmax of {len(scores)} scores has {len(scores)} weights, not {len(weights)}",
+                        None))
+            continue
+        rows = softmax_rows(["score", "weight"], list(zip(scores, weights, strict=True)))
+        if not rows:
+            continue
+        bad = [r for r in rows if r[0] == "wrong"]
+        if bad:
+            out.append(("wrong", bad[0][1].replace("of the score column at row", "of the scores, entry"), bad[0][2]))
+        else:
+            out.append(("correct", "every weight is the softmax of the scores (at the decimals written)", None))
+    return out
