@@ -54,3 +54,29 @@ def test_a_transposed_table_is_judged_on_its_weight_row():
 ])
 def test_a_softmax_call_in_plain_text_is_judged_from_its_numbers(line, status):
     assert found(f"When the scores grow:\n\n{line}\n") == [(3, status)]
+
+
+# ----- arithmetic written in prose ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("line, status", [
+    ("Per token: 2 × 32 × 8 × 128 × 2 B = 131,072 B = 128 KiB.", "correct"),
+    ("Per token: 2 × 32 × 8 × 128 × 2 B = 131,072 B = 256 KiB.", "wrong"),
+    ("At 128K tokens: 128 KB × 131,072 = 16.7 GB just for the cache.", "wrong"),
+    ("At 128K tokens: 128 KB × 131,072 = 16.8 GB just for the cache.", "correct"),
+    ("So 512 KiB × 4096 = 2,097,152 KiB = 2 GiB for one sequence.", "correct"),
+    ("each KV head serves 32 / 8 = 4 query heads", "correct"),
+    ("each KV head serves 32 / 8 = 5 query heads", "wrong"),
+])
+def test_arithmetic_in_prose_is_judged_from_its_own_numbers(line, status):
+    assert found(f"Memory.\n\n{line}\n") == [(3, status)]
+
+
+@pytest.mark.parametrize("line", [
+    "2(K,V)*80 layers*64 heads*128*2 B = 2,621,440 B = 2.62 MB",  # the tail of a product with words in it
+    "2 x 80 x 8 x 128 x 2 = 327,680 = 0.33MB / token x 131072 = 42.95GB",  # units per token: not one amount
+    "over 8 heads that is 786,432 = 3·512², three full matrices",  # a power after the last number
+    "i.e. at most 64/2048 = 3.125 % of full rank",  # a percentage
+    "Total: 327 680 · 4096 · 4 = 5 368 709 120 B",  # digits grouped by spaces in an English text
+    "the trace is $1 - 3/8 = 5/8$, and $6 \\cdot 7 / 2 = 21$ weights",  # math: read by the math reader only
+])
+def test_prose_that_is_not_a_whole_chain_of_amounts_is_not_read_as_one(line):
+    assert [s for _, s in found(f"Memory.\n\n{line}\n") if s == "wrong"] == []

@@ -24,6 +24,7 @@ from .judge import judge
 from .masks import CAUSAL_WORDS, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
+from .prose_amounts import judge_prose_amounts
 from .report import Finding, Report
 from .sentences import prose_statement
 from .softmax_tables import softmax_calls
@@ -364,6 +365,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
         for status, message, expected in calls:
             emit(p.line, p.text, status, message, expected, "number", "computed")
+        if line is None:  # "128 KB × 131,072 = 16.7 GB": arithmetic written in the prose, from its own numbers
+            for status, message, expected, basis in judge_prose_amounts(p.text):
+                emit(p.line, p.text, status, message, expected, "number", basis)
         if calls:
             pass
         elif grouped_prose(here, p, emit) or mask_prose(here, p, emit) or flops_prose(here, p, emit):

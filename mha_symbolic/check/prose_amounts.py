@@ -1,0 +1,113 @@
+r"""Arithmetic written in prose, judged from its own numbers: ``128 KB × 131,072 = 16.7 GB``,
+``2 × 8 × 128 × 2 B = 4,096 B = 4 KiB``, ``32 / 8 = 4`` (a local computation: no model).
+
+Explanation
+===========
+
+A chain is a run of numbers joined by ``× x * · / + −`` with relations ``= ≈ ~`` between its sides, each number
+optionally followed by a unit of memory (bytes, KB, KiB, MB, MiB, GB, GiB, TB, TiB).  A side's units are moved
+to its end (``128 KB × 131,072`` is ``128 \cdot 131072`` KB), so :func:`.units.judge_amounts` compares the sides in
+either reading of the decimal units; a chain without units is exact arithmetic at the precision each side is
+written with.  A chain is read only whole: one preceded or followed by an operator, or by a word inside the
+product ("80 layers × 64 heads × 128 × 2 B = ..."), is the tail of something longer and is not read, and a side
+with two different units is not read.
+
+>>> [c[0] for c in prose_chains("At 128K tokens: 128 KB × 131,072 = 16.7 GB just for the KV cache.")]
+[['128 \\cdot 131072 \\text{KB}', '16.7 \\text{GB}']]
+>>> prose_chains("2(K,V)*80 layers*64 heads*128*2 B = 2,621,440 B = 2.62 MB"), prose_chains("327 680 · 4 = 1 310 720")
+([], [])
+>>> prose_chains("that is 786,432 = 3·512², i.e. 64/2048 = 3.125 % and $6 \\cdot 7 / 2 = 21$")
+[]
+>>> prose_chains("2 x 80 x 8 x 128 x 2 = 327,680 = 0.33MB / token x 131072 = 42.95GB")
+[]
+"""
+
+from __future__ import annotations
+
+import re
+
+from sympy import Rational
+
+from ..statements._base import agrees
+from .arithmetic import arithmetic_value
+from .units import judge_amounts
+
+__all__ = ["prose_chains", "judge_prose_amounts"]
+
+_UNITS = r"(?:bytes?|B|KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB)"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_TERM = rf"(?:{_NUM})(?:\s*{_UNITS}(?![\w]))?"
+_OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
+_REL = r"\s*(?:=|≈|~|≃)\s*"
+_SIDE = rf"{_TERM}(?:{_OP}{_TERM})*"
+#: a whole chain: not the tail of a longer one (an operator, a relation or a digit group before it) nor its head
+_CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~-])(?<![=≈~×*·⋅/+−-]\s)(?<!\d\s)(?<!\sx\s)({_SIDE}(?:{_REL}{_SIDE})+)"
+                    rf"(?![\w.]*\s*(?:×|\*|·|⋅|/|\^|=|%))(?!\s\d)(?![,.]\d)(?![²³¹⁰-⁹^\w])")
+#: math and code spans: read by their own readers, never as prose arithmetic
+_SPANS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\\\(.*?\\\)", re.S)
+
+
+def _side_tex(side: str) -> str | None:
+    """``128 KB × 131,072`` as ``128 \\cdot 131072 \\text{KB}``; None for a side with two different units."""
+    units = {u for u in re.findall(rf"(?<=[\d\s])({_UNITS})(?![\w])", side)}
+    units = {"B" if u in ("byte", "bytes") else u for u in units}
+    if len(units) > 1:
+        return None
+    bare = re.sub(rf"\s*{_UNITS}(?![\w])", "", side)
+    bare = re.sub(r"(?<=\d),(?=\d{3})", "", bare)
+    bare = re.sub(r"\s*(?:×|\*|·|⋅|\bx\b)\s*", r" \\cdot ", bare).replace("−", "-")
+    return bare.strip() + (f" \\text{{{'bytes' if units == {'B'} else next(iter(units))}}}" if units else "")
+
+
+def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
+    """The chains of a line of prose as (sides as LaTeX, relations ``eq``/``approx``)."""
+    out = []
+    text = _SPANS.sub(lambda m: " § ", text)  # a chain never runs into or out of math
+    for m in _CHAIN.finditer(text):
+        parts = re.split(rf"({_REL})", m.group(1))
+        sides, rels = parts[0::2], [r.strip() for r in parts[1::2]]
+        if len(sides) < 2:
+            continue
+        tex = [_side_tex(s) for s in sides]
+        if any(t is None for t in tex) or all(re.fullmatch(r"[\d.]+(?: \\text\{\w+\})?", t or "") for t in tex) \
+                and len({t for t in tex}) == len(tex) and not any("text" in (t or "") for t in tex):
+            continue  # "3 = 4" without any operation or unit: a list, a date, not a computation
+        out.append(([t for t in tex if t is not None], ["eq" if r == "=" else "approx" for r in rels]))
+    return out
+
+
+def judge_prose_amounts(text: str) -> list[tuple[str, str, str | None, str]]:
+    """Verdicts on the chains of one line of prose (see the module docstring)."""
+    verdicts = []
+    for sides, ops in prose_chains(text):
+        if not any(re.search(r"\\cdot|/|\+|-", s) for s in sides) and not any("text" in s for s in sides):
+            continue
+        got = judge_amounts({}, sides, ops)
+        if got is None:
+            got = _plain(sides, ops)
+        if got is not None:
+            verdicts.append(got)
+    return verdicts
+
+
+def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
+    """A chain of plain numbers: each neighbour pair equal at the decimals the later one is written with."""
+    try:
+        values = [arithmetic_value(s, {}) for s in sides]
+    except (ValueError, ZeroDivisionError, TypeError, RecursionError):
+        return None
+    for k in range(len(ops)):
+        right = sides[k + 1]
+        places = len(right.split(".")[1]) if re.fullmatch(r"\d+\.\d+", right) else None
+        a, b = Rational(str(values[k])), Rational(str(values[k + 1]))
+        if places is None and ops[k] == "approx" and re.fullmatch(r"\d+", right):
+            from .units import to_last_digit
+
+            ok = to_last_digit(a, int(right))
+        else:
+            ok = agrees(a, b, places)
+        if not ok:
+            return "wrong", f"{sides[k]} = {a}, not {right}", str(a), "computed"
+    return "correct", " = ".join(sides) + " (arithmetic written in the text)", None, "computed"
+
+
