@@ -80,3 +80,34 @@ def test_arithmetic_in_prose_is_judged_from_its_own_numbers(line, status):
 ])
 def test_prose_that_is_not_a_whole_chain_of_amounts_is_not_read_as_one(line):
     assert [s for _, s in found(f"Memory.\n\n{line}\n") if s == "wrong"] == []
+
+
+# ----- found by a mutation run of the two readers: each test fails under its mutant -----------------------------------
+def test_a_weight_half_a_unit_off_is_wrong_and_a_short_row_is_not_read():
+    assert found(TABLE.replace("0.455", "0.456"))[0] == (5, "wrong")  # 0.45505 is not 0.456 at 3 decimals
+    assert found(TABLE.replace("| 0.167 |", "| |")) == []  # a row without its weight: not a table of weights
+
+
+def test_weights_that_sum_to_far_from_one_are_not_one_distribution():
+    assert found(TABLE.replace("0.455", "0.755")) == []  # they sum to 1.3
+
+
+def test_a_score_of_three_decimals_is_an_interval_of_half_a_unit():
+    # sigmoid(0.705) = 0.66931..., sigmoid(0.7055) = 0.66942...: 0.6694 holds only inside the interval of 0.705
+    doc = "| key | score | weight |\n|---|---|---|\n| a | 0.705 | 0.6694 |\n| b | 0.000 | 0.3306 |\n"
+    assert [s for _, s in found(doc)] == ["correct", "correct"]
+    assert [s for _, s in found(doc.replace("0.6694", "0.6696").replace("0.3306", "0.3304"))] == ["wrong", "wrong"]
+
+
+@pytest.mark.parametrize("line, status", [
+    ("so 32 / 3 ≈ 11 heads", "correct"),  # "≈ 11": to its last digit
+    ("so 32 / 3 = 11 heads", "wrong"),  # "= 11": exact
+    ("so 2 × 3 = 6 = 7 in all", "wrong"),  # the last pair of a chain
+    ("so 2 × 3 = 6 = 6 in all", "correct"),
+])
+def test_relations_and_every_pair_of_a_prose_chain(line, status):
+    assert found(f"Memory.\n\n{line}\n") == [(3, status)]
+
+
+def test_numbers_joined_by_relations_without_an_operation_are_not_a_computation():
+    assert found("Memory.\n\nOption 1 = 2 and item 3 = 4 in the list.\n") == []
