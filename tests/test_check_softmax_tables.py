@@ -111,3 +111,8 @@ def test_relations_and_every_pair_of_a_prose_chain(line, status):
 
 def test_numbers_joined_by_relations_without_an_operation_are_not_a_computation():
     assert found("Memory.\n\nOption 1 = 2 and item 3 = 4 in the list.\n") == []
+
+
+def test_weights_of_exactly_zero_and_one_are_weights():
+    doc = "| key | score | weight |\n|---|---|---|\n| a | 20 | 1.000 |\n| b | 0 | 0.000 |\n"
+    assert [s for _, s in found(doc)] == ["correct", "correct"]

@@ -69,9 +69,8 @@ def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
         if len(sides) < 2:
             continue
         tex = [_side_tex(s) for s in sides]
-        if any(t is None for t in tex) or all(re.fullmatch(r"[\d.]+(?: \\text\{\w+\})?", t or "") for t in tex) \
-                and len({t for t in tex}) == len(tex) and not any("text" in (t or "") for t in tex):
-            continue  # "3 = 4" without any operation or unit: a list, a date, not a computation
+        if any(t is None for t in tex):
+            continue
         out.append(([t for t in tex if t is not None], ["eq" if r == "=" else "approx" for r in rels]))
     return out
 
@@ -81,7 +80,7 @@ def judge_prose_amounts(text: str) -> list[tuple[str, str, str | None, str]]:
     verdicts = []
     for sides, ops in prose_chains(text):
         if not any(re.search(r"\\cdot|/|\+|-", s) for s in sides) and not any("text" in s for s in sides):
-            continue
+            continue  # "item 3 = 4": no operation and no unit, a list or a label, not a computation
         got = judge_amounts({}, sides, ops)
         if got is None:
             got = _plain(sides, ops)
