@@ -116,3 +116,16 @@ def test_numbers_joined_by_relations_without_an_operation_are_not_a_computation(
 def test_weights_of_exactly_zero_and_one_are_weights():
     doc = "| key | score | weight |\n|---|---|---|\n| a | 20 | 1.000 |\n| b | 0 | 0.000 |\n"
     assert [s for _, s in found(doc)] == ["correct", "correct"]
+
+
+@pytest.mark.parametrize("line, status", [
+    ("Per layer: `2 · 24 · 1024 · 2` bytes = 98,304 bytes.", "correct"),
+    ("Per layer: `2 · 24 · 1024 · 2` bytes = 98,034 bytes.", "wrong"),
+    ("Per layer: `2 * 24 * 1024 * 2 = 98304` bytes.", "correct"),
+])
+def test_inline_code_that_holds_only_arithmetic_is_read_like_prose(line, status):
+    assert found(f"Memory.\n\n{line}\n") == [(3, status)]
+
+
+def test_inline_code_with_names_stays_code():
+    assert found("Memory.\n\nSo `n_layers * 2` = 48 here.\n") == []

@@ -8,7 +8,8 @@ A chain is a run of numbers joined by ``× x * · / + −`` with relations ``= �
 optionally followed by a unit of memory (bytes, KB, KiB, MB, MiB, GB, GiB, TB, TiB).  A side's units are moved
 to its end (``128 KB × 131,072`` is ``128 \cdot 131072`` KB), so :func:`.units.judge_amounts` compares the sides in
 either reading of the decimal units; a chain without units is exact arithmetic at the precision each side is
-written with.  A chain is read only whole: one preceded or followed by an operator, or by a word inside the
+written with.  Inline code that holds only arithmetic (```2 · 24 · 1024 · 2``` bytes) is read like the prose around it.
+A chain is read only whole: one preceded or followed by an operator, or by a word inside the
 product ("80 layers × 64 heads × 128 × 2 B = ..."), is the tail of something longer and is not read, and a side
 with two different units is not read.
 
@@ -20,6 +21,8 @@ with two different units is not read.
 []
 >>> prose_chains("2 x 80 x 8 x 128 x 2 = 327,680 = 0.33MB / token x 131072 = 42.95GB")
 []
+>>> [c[0] for c in prose_chains("so `2 · 24 · 1024 · 2` bytes = 98,304 bytes; `n_layers * 2` is code")]
+[['2 \\cdot 24 \\cdot 1024 \\cdot 2 \\text{bytes}', '98304 \\text{bytes}']]
 """
 
 from __future__ import annotations
@@ -59,10 +62,19 @@ def _side_tex(side: str) -> str | None:
     return bare.strip() + (f" \\text{{{'bytes' if units == {'B'} else next(iter(units))}}}" if units else "")
 
 
+def _unwrapped(m: re.Match[str]) -> str:
+    """A math or code span as a wall (`` § ``), except inline code that holds only arithmetic (```2 · 24 · 1024 ·
+    2``` bytes), which is read as the prose around it: its backticks become spaces."""
+    span = m.group(0)
+    if span.startswith("`") and re.fullmatch(rf"`\s*{_SIDE}(?:{_REL}{_SIDE})*\s*`", span):
+        return " " + span[1:-1] + " "
+    return " § "
+
+
 def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
     """The chains of a line of prose as (sides as LaTeX, relations ``eq``/``approx``)."""
     out = []
-    text = _SPANS.sub(lambda m: " § ", text)  # a chain never runs into or out of math
+    text = _SPANS.sub(_unwrapped, text)  # a chain never runs into or out of math or code
     for m in _CHAIN.finditer(text):
         parts = re.split(rf"({_REL})", m.group(1))
         sides, rels = parts[0::2], [r.strip() for r in parts[1::2]]
