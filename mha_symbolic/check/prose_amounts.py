@@ -33,11 +33,11 @@ from sympy import Rational
 
 from ..statements._base import agrees
 from .arithmetic import arithmetic_value
-from .units import judge_amounts
+from .units import _BINARY, _DECIMAL, judge_amounts
 
 __all__ = ["prose_chains", "judge_prose_amounts"]
 
-_UNITS = r"(?:bytes?|B|KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB)"
+_UNITS = "(?:" + "|".join(sorted([*_BINARY, *_DECIMAL], key=len, reverse=True)) + ")"  # units.py's units
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _TERM = rf"(?:{_NUM})(?:\s*{_UNITS}(?![\w]))?"
 _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
