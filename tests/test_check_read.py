@@ -369,7 +369,7 @@ def test_not_settings(prose):
 
 def test_setting_records_its_text():
     assert read.settings("Number of heads (h): 2") == [Setting("h", 2, "Number of heads (h): 2")]
-    assert read.settings("We use $h = 2$ heads.") == [Setting("h", 2, "h = 2")]
+    assert read.settings("We use $h = 2$ heads.") == [Setting("h", 2, "h = 2 heads")]
 
 
 @pytest.mark.parametrize("prose, expected", [
@@ -400,7 +400,7 @@ def test_constraints(prose, expected):
 
 def test_a_sentence_with_a_setting_and_a_range():
     prose = "We use $h = 2$ heads, numbered $0 \\le i \\le h - 1$, and at most 10 heads fit in memory."
-    assert read.settings(prose) == [Setting("h", 2, "h = 2")]
+    assert read.settings(prose) == [Setting("h", 2, "h = 2 heads")]
     assert constraints(prose) == [Constraint("i", "ge", 0, "0 ≤ i ≤ h - 1"),
                                   Constraint("i", "le", "h - 1", "0 ≤ i ≤ h - 1"),
                                   Constraint("h", "le", 10, "at most 10 heads")]

@@ -24,6 +24,8 @@ import re
 from fractions import Fraction
 from typing import Any
 
+import sympy
+
 from .arithmetic import arithmetic_value
 from .model import DocumentModel, as_int
 from .numbers import Verdict3
@@ -220,22 +222,29 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     elif amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
-    if getattr(per_token, "free_symbols", None):
-        return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
-                 "fix", None, "")]
-    count = int(per_token)
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
     ratio = re.search(r"\b(\d+(?:\.\d+)?)\s*(?:times|×|x)\s+(?:smaller|less|fewer|lower)\b|\bby\s+a\s+factor\s+of\s+"
                       r"(\d+(?:\.\d+)?)|\b(\d+(?:\.\d+)?)\s*x\s+(?:reduction|saving)", s, re.I)
     if ratio and re.search(r"multi-head|\bMHA\b", s, re.I):
-        mha = int(kv_cache_per_token(M.replace_options(kv_heads=None)))
-        factor = Fraction(mha, count)
+        mha = kv_cache_per_token(M.replace_options(kv_heads=None))
+        quotient = sympy.cancel(mha / per_token)  # a ratio of variants: h / g, whatever d_k is
+        if getattr(quotient, "free_symbols", None) or not quotient.is_Rational:
+            return [("unchecked", f"the KV cache of multi-head attention over this model's is {quotient}, which "
+                     "depends on sizes the document does not fix", None, "")]
+        factor = Fraction(int(quotient.p), int(quotient.q))
         stated = next(x for x in ratio.groups() if x)
+        sizes_known = not getattr(per_token, "free_symbols", None)
         why = (f"multi-head attention caches 2 h d_k = {mha} values per token and layer, this model {rule} = "
-               f"{count}: {factor} times fewer")
+               f"{per_token}: {factor} times fewer" if sizes_known else
+               f"multi-head attention caches 2 h d_k values per token and layer, this model {rule}: "
+               f"h / g = {factor} times fewer")
         if _agrees(factor, stated, 1):
             return [("correct", why, None, "computed")]
         return [("wrong", f"{why}, not {stated}", str(factor), "computed")]
+    if getattr(per_token, "free_symbols", None):
+        return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
+                 "fix", None, "")]
+    count = int(per_token)
     amounts = list(_AMOUNT.finditer(s))
     if not amounts:
         return []

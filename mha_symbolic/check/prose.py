@@ -6,7 +6,7 @@ that binds a value only inside its sentence ("with h = 1", "for head 2", "the fi
 :func:`hypothetical` tells a sentence about another example ("would", "for example").
 
 >>> settings("We use $h = 2$ heads, numbered $0 \\le i \\le h - 1$.")
-[Setting(name='h', value=2, text='h = 2')]
+[Setting(name='h', value=2, text='h = 2 heads')]
 >>> scope("With $h = 1$ we would instead have $d_k = 4$."), scope("for the second head")
 ({'h': 1}, {'head': 2})
 """
@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
 
 from .normalise import normalise
 
-__all__ = ["Setting", "Constraint", "settings", "constraints", "scope", "hypothetical"]
+__all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "read", "settings", "constraints",
+           "conditions", "scope", "hypothetical"]
 
 
 @dataclass(frozen=True)
@@ -41,48 +47,23 @@ class Constraint:
     text: str
 
 
+_SIZES = {"SIZE_N": "n", "SIZE_D_MODEL": "d_model", "SIZE_H": "h", "SIZE_D_K": "d_k", "SIZE_D_V": "d_v",
+          "SIZE_G": "g", "SIZE_N_KV": "n_kv"}
+_LABELS = {"N_LABEL": "n", "D_MODEL_LABEL": "d_model", "H_LABEL": "h", "D_K_LABEL": "d_k", "D_V_LABEL": "d_v",
+           "G_LABEL": "g"}
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "1st": 1, "2nd": 2, "3rd": 3,
              "erste": 1, "zweite": 2, "dritte": 3, "vierte": 4, "primer": 1, "primera": 1, "primero": 1,
              "segunda": 2, "segundo": 2, "tercer": 3, "tercera": 3, "tercero": 3, "cuarta": 4, "cuarto": 4}
-_ALIASES = {
-    "h": "h", "n_heads": "h", "num_heads": "h", "nheads": "h", "n_head": "h", "num_head": "h",
-    "number_of_heads": "h", "n": "n", "n_tokens": "n", "num_tokens": "n", "ntokens": "n", "seq_len": "n",
-    "seqlen": "n", "sequence_length": "n", "d_model": "d_model", "dmodel": "d_model", "d_emb": "d_model",
-    "embed_dim": "d_model", "hidden_size": "d_model", "d_k": "d_k", "dk": "d_k", "d_head": "d_k",
-    "head_dim": "d_k", "d_q": "d_k", "dq": "d_k", "head_size": "d_k", "d_v": "d_v", "dv": "d_v",
-    "g": "g", "n_kv_heads": "g", "num_kv_heads": "g", "kv_heads": "g", "num_key_value_heads": "g", "n_kv_head": "g",
-    "n_kv": "n_kv",  # the keys of cross-attention, or the key/value heads elsewhere (see DocumentModel.known_dims)
-    "d": "d_model", "d_h": "d_k", "H_kv": "g",
-}
-_LABELS = [
-    ("h", r"number\s+of\s+(?:attention\s+)?heads|head\s+count|anzahl\s+der\s+köpfe|número\s+de\s+cabezas"),
-    ("n", r"sequence\s+length|length\s+of\s+the\s+sequence|number\s+of\s+tokens|context\s+length|sequenzlänge"
-          r"|longitud\s+de\s+la\s+secuencia"),
-    ("d_model", r"model\s+(?:dimension|dim|width|size)|embedding\s+(?:dimension|dim|size)|hidden\s+(?:size|dimension)"
-                r"|dimension\s+of\s+the\s+model|modell(?:breite|dimension)|dimensión\s+del\s+modelo"),
-    ("d_k", r"(?:per-)?head\s+(?:dimension|dim|size|width)|(?:key|query)\s+(?:dimension|dim|size)"
-            r"|dimension\s+per\s+head"),
-    ("d_v", r"value\s+(?:dimension|dim|size)"),
-    ("g", r"number\s+of\s+(?:kv|key[-/ ]value|key\s+and\s+value)\s+heads"),
-]
-_VALUE = r"\d+(?:\^\d+)?"
 _REL = {"=": "eq", ":": "colon", "<": "lt", ">": "gt", "≤": "le", "≥": "ge", "≠": "ne", "≈": "approx"}
-_TERM = r"[^\s=<>≤≥≠≈,;:]+(?:\s[-+*/]\s[^\s=<>≤≥≠≈,;:]+)*"  # "20 / 4" is one term: d_k = 20 / 4 = 5 sets no 20
-_CHAIN = re.compile(rf"(?<![^\s(\[])(?<!\s[-+*/]\s)({_TERM})\s*([=<>≤≥≠≈:])\s*({_TERM})((?:\s*[=<>≤≥≠≈]\s*{_TERM})*)")
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "ne": "ne"}
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
                 "no fewer than": "ge", "no less than": "ge", "more than": "gt", "fewer than": "lt", "less than": "lt"}
-#: the end of a computation: an amount right after it is its result ("4 · 512 = 2048 tokens"), not a setting
-_RESULT = re.compile(r"(?:\d|\)|\b[KMGT]i?B)\s*[=≈]\s*$")
-#: the nouns that count heads and tokens ("two heads", "a two-head layer", "3 tokens", "3-token")
-_NOUNS = {"h": r"(?:\s+(?:attention\s+)?heads\b|-heads?\b)", "n": r"(?:\s+(?:input\s+)?tokens\b|-tokens?\b)",
-          "g": r"(?:\s+(?:kv|k/v|key[-/]value|key-value)\s+heads\b)"}
-_BOUND_NOUNS = {"h": r"\s*(?:attention\s+)?heads?\b", "n": r"\s*(?:input\s+)?tokens?\b"}
-_EXCLUDED_BEFORE = re.compile(r"(?:first|last|next|previous|other|these|those|remaining|top|both|every|each|at\s+most"
-                              r"|groups?\s+of|shared\s+by|serves"
-                              r"|at\s+least|up\s+to|than|between\s+\S+\s+and|between)\s+$|[<>≤≥≠≈*/×^_]\s*$", re.I)
+#: the longest piece of a sentence read at once: a longer one is read in pieces cut at a clause mark (the
+#: parser's work grows with the piece's length, so a document's reading stays linear in its length)
+_PIECE = 1200
 
 
 def _plain(text: str) -> str:
@@ -105,9 +86,9 @@ def _plain(text: str) -> str:
 
 
 def _name(term: str) -> str:
-    """The dimension a symbol names (``n_heads`` -> ``h``), or ""."""
+    """The size a symbol names (``n_heads`` -> ``h``, ``(d_k`` -> ``d_k``), or "": the grammar's size names."""
     t = term.strip().strip("()").strip()
-    return _ALIASES.get(t, _ALIASES.get(t.lower(), "") if len(t) > 1 else "")
+    return next((size for terminal, size in _SIZES.items() if _size_patterns()[terminal].fullmatch(t)), "")
 
 
 def _int(term: str) -> int | None:
@@ -128,21 +109,239 @@ def _sentences(prose: str) -> list[tuple[int, str]]:
     return out
 
 
-def _relation_chains(plain: str) -> list[tuple[int, list[str], list[str], str]]:
-    """(offset, terms, operators, text) of each relation chain written in plain words."""
-    out = []
-    for m in _CHAIN.finditer(plain):
-        before = plain[:m.start()].rstrip()
-        if before and before[-1] in "*/+-^_":
-            continue
-        terms, ops = [m.group(1), m.group(3)], [m.group(2)]
-        for op, term in re.findall(rf"\s*([=<>≤≥≠≈])\s*({_TERM})", m.group(4)):
-            ops.append(op)
-            terms.append(term)
-        if ops[0] == ":" and len(ops) > 1:  # "Head size: d_k = ...": the label is not a side
-            terms, ops = terms[1:], ops[1:]
-        out.append((m.start(), [t.strip() for t in terms], ops, m.group(0).strip().rstrip(".,;")))
-    return out
+# ----------------------------------------------------------------------------------------------------------
+# The grammar (prose.lark) and its reader
+
+@dataclass(frozen=True)
+class Condition:
+    """Sizes a condition binds inside its sentence ("for n = 3, d_k = 1"), as (name, value) pairs in order."""
+
+    sizes: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class HeadScope:
+    """The head a sentence speaks of ("for head 2", "for the second head"), numbered as written."""
+
+    head: int
+
+
+@dataclass(frozen=True)
+class TokenScope:
+    """The token a sentence speaks of ("token 3", "the first token"), numbered as written."""
+
+    token: int
+
+
+Statement = Setting | Constraint | Condition | HeadScope | TokenScope
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files(__package__).joinpath("prose.lark").read_text(encoding="utf-8")
+    return Lark(grammar, start=["start", "mood"], parser="earley", lexer="dynamic", ambiguity="resolve",
+                propagate_positions=True)
+
+
+@lru_cache(maxsize=1)
+def _size_patterns() -> dict[str, re.Pattern[str]]:
+    """The grammar's size-name terminals, compiled: a chain's side is a size name if one matches it whole."""
+    terminals = {t.name: t for t in _parser().terminals}
+    return {name: re.compile(terminals[name].pattern.to_regexp()) for name in _SIZES}
+
+
+def _text(meta: Any, sentence: str) -> str:
+    return sentence[meta.start_pos:meta.end_pos].strip()
+
+
+class _Reader(Transformer):  # type: ignore[type-arg]
+    """Each form of prose.lark -> (offset, statement) pairs (a list: a range gives two bounds)."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__()
+        self.sentence = sentence
+
+    def _at(self, meta: Any, statement: Statement) -> list[tuple[int, Statement]]:
+        return [(meta.start_pos, statement)]
+
+    @v_args(meta=True)
+    def label_setting(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        value = _int(children[-1])
+        return self._at(meta, Setting(_LABELS[children[0].type], value, _text(meta, self.sentence))) \
+            if value is not None else []
+
+    @v_args(meta=True)
+    def is_setting(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        value = _int(children[-1])
+        return self._at(meta, Setting(children[0], value, _text(meta, self.sentence))) if value is not None else []
+
+    @v_args(meta=True)
+    def colon_setting(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        return self.is_setting(meta, children)
+
+    def size_name(self, children: list[Token]) -> str:
+        return _SIZES[children[0].type]
+
+    def term(self, children: list[Any]) -> str:
+        return " ".join(str(c) for c in children)
+
+    first_term = term
+
+    def arith(self, children: list[Token]) -> str:
+        return str(children[0])
+
+    @v_args(meta=True)
+    def chain(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        terms, ops = [t.strip() for t in children[0::2]], [str(op) for op in children[1::2]]
+        text = _text(meta, self.sentence).rstrip(".,;")
+        out: list[tuple[int, Statement]] = []
+        if all(op == "=" for op in ops):  # "h = 2", "d_k = d_v = 64"
+            value, names = _int(terms[-1]), [_name(t) for t in terms[:-1]]
+            if value is not None and all(names):
+                out += [(meta.start_pos, Setting(n, value, text)) for n in names]
+        for a, op, b in zip(terms, ops, terms[1:]):  # noqa: B905 - one term more than operators
+            rel = _REL[op]
+            va, vb = _int(a), _int(b)
+            if rel not in _FLIP or rel == "ne" and va is None and vb is None:
+                continue
+            if va is None and _symbolic(a):
+                out.append((meta.start_pos, Constraint(_name(a) or _clean(a), rel, _clean(b) if vb is None else vb,
+                                                       text)))
+            elif vb is None and va is not None and _symbolic(b):
+                out.append((meta.start_pos, Constraint(_name(b) or _clean(b), _FLIP[rel], va, text)))
+        return out
+
+    @v_args(meta=True)
+    def counted(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        return self._count(meta, children)
+
+    def _count(self, meta: Any | None, children: list[Token]) -> list[tuple[int, Statement]]:
+        word, noun = children[0].lower(), children[1].lower()
+        value = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+        kinds = ("heads", "-head", "-heads", "attention", "query")
+        name = "n" if "token" in noun else "h" if noun.split()[0] in kinds else "g"
+        if value < (2 if name in ("h", "g") else 1):
+            return []
+        return [(meta.start_pos if meta else 0, Setting(name, value, _text(meta, self.sentence) if meta else ""))]
+
+    @v_args(meta=True)
+    def named_count(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        if not _symbolic(children[0]) or any(op in children[0] for op in "+-*/^"):
+            return []  # "h/g = 4 query heads": what a computation yields, not a size
+        return self._count(meta, children[-2:])
+
+    @v_args(meta=True)
+    def single_token(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        return self._at(meta, Setting("n", 1, _text(meta, self.sentence)))
+
+    @v_args(meta=True)
+    def single_head(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        return self._at(meta, Setting("h", 1, _text(meta, self.sentence)))
+
+    @v_args(meta=True)
+    def one_kv_head(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        return self._at(meta, Setting("g", 1, _text(meta, self.sentence)))
+
+    def not_a_count(self, children: list[Token]) -> list[tuple[int, Statement]]:
+        return []
+
+    not_one_head = not_a_count
+
+    @v_args(meta=True)
+    def word_bound(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        value = _int(children[1])
+        name = "n" if "token" in children[2].lower() else "h"
+        word = " ".join(children[0].lower().split())
+        return self._at(meta, Constraint(name, _BOUND_WORDS[word], value, _text(meta, self.sentence))) \
+            if value is not None else []
+
+    @v_args(meta=True)
+    def between_bound(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        lo, hi = _int(children[1]), _int(children[3])
+        name, text = "n" if "token" in children[4].lower() else "h", _text(meta, self.sentence)
+        if lo is None or hi is None:
+            return []
+        return [(meta.start_pos, Constraint(name, "ge", lo, text)), (meta.start_pos, Constraint(name, "le", hi, text))]
+
+    @v_args(meta=True)
+    def name_bound(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        value = _int(children[-1])
+        word = " ".join(children[-2].lower().split())
+        return self._at(meta, Constraint(children[0], _BOUND_WORDS[word], value, _text(meta, self.sentence))) \
+            if value is not None else []
+
+    def size_binding(self, children: list[Any]) -> tuple[str, int]:
+        return children[0], int(children[-1])  # "h = 2"
+
+    def count_binding(self, children: list[Token]) -> tuple[str, int]:
+        counted = [s for _, s in self._count(None, children) if isinstance(s, Setting)]  # "8 K/V heads"
+        return (counted[0].name, counted[0].value) if counted else ("", 0)
+
+    @v_args(meta=True)
+    def condition(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        sizes: dict[str, int] = {}
+        for name, value in (c for c in children if isinstance(c, tuple)):
+            if not name:  # "with one head": no count, no binding
+                break
+            sizes.setdefault(name, value)
+        return self._at(meta, Condition(tuple(sizes.items()))) if sizes else []
+
+    @v_args(meta=True)
+    def head_scope(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        number = next(c for c in children if c.type in ("DIGITS", "ORDINAL"))
+        return self._at(meta, HeadScope(_numbered(number)))
+
+    @v_args(meta=True)
+    def token_scope(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        number = next(c for c in children if c.type in ("DIGITS", "ORDINAL"))
+        return self._at(meta, TokenScope(_numbered(number)))
+
+    def start(self, children: list[Any]) -> list[tuple[int, Statement]]:
+        return [s for c in children if isinstance(c, list) for s in c]
+
+    def hypothetical(self, children: list[Token]) -> bool:
+        return True
+
+    def mood(self, children: list[Any]) -> bool:
+        return any(c is True for c in children)
+
+
+def _numbered(token: Token) -> int:
+    if token.type == "DIGITS":
+        return int(token)
+    word = token.lower()
+    return _ORDINALS.get(word) or _ORDINALS[word[:-1]]
+
+
+def _pieces(plain: str) -> list[tuple[int, str]]:
+    """(offset, piece) of at most _PIECE characters, cut after a clause mark (else at a space)."""
+    out, at = [], 0
+    while len(plain) - at > _PIECE:
+        window = plain[at:at + _PIECE]
+        cut = max(window.rfind(mark) for mark in (", ", "; ", ": "))
+        cut = cut + 2 if cut > 0 else (window.rfind(" ") + 1 or _PIECE)
+        out.append((at, plain[at:at + cut]))
+        at += cut
+    return out + [(at, plain[at:])]
+
+
+@lru_cache(maxsize=8192)
+def read(plain: str) -> tuple[tuple[int, Statement], ...]:
+    """The statements of one sentence of plain prose (see :func:`_plain`), each with its offset, in order.
+
+    >>> read("with h = 2 there are two heads")
+    ((0, Condition(sizes=(('h', 2),))), (21, Setting(name='h', value=2, text='two heads')))
+    """
+    out: list[tuple[int, Statement]] = []
+    for at, piece in _pieces(plain):
+        tree = _parser().parse("¶ " + piece, start="start")
+        out += [(at + k - 2, s) for k, s in _Reader("¶ " + piece).transform(tree)]
+    return tuple(sorted(out, key=lambda x: x[0]))
+
+
+@lru_cache(maxsize=8192)
+def _mood(plain: str) -> bool:
+    return any(_Reader(piece).transform(_parser().parse(piece, start="mood")) for _, piece in _pieces(plain))
 
 
 def settings(prose: str) -> list[Setting]:
@@ -170,53 +369,10 @@ def settings(prose: str) -> list[Setting]:
 
 
 _DIMENSIONS = ("n", "d_model", "h", "d_k", "d_v", "g")
-_NOT_AFTER_VALUE = r"(?![\d.]*\d)(?!,\d{3})(?!\s*[-+*/^×])"
 
 
 def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
-    out: list[tuple[int, Setting]] = []
-    for name, label in _LABELS:  # "Number of heads (h): 2", "model dimension 512", "head dimension d_k = 64"
-        pattern = (rf"\b(?:{label})\s*(?:\(\s*[^()]{{1,20}}\)\s*)?(?:[:=]|\bis\b|\bof\b|\bequals?\b)?\s*"
-                   rf"(?:[A-Za-z][\w{{}}\\]*\s*=\s*)?({_VALUE}){_NOT_AFTER_VALUE}")
-        for m in re.finditer(pattern, plain, re.I):
-            value = _int(m.group(1))
-            if value is not None:
-                out.append((m.start(), Setting(name, value, m.group(0).strip())))
-    for m in re.finditer(rf"\b([A-Za-z]\w*)\s+(?:is|equals|were|was|becomes)\s+({_VALUE})\b{_NOT_AFTER_VALUE}", plain):
-        name, value = _name(m.group(1)), _int(m.group(2))
-        if name and value is not None:  # "d_model is 6"
-            out.append((m.start(), Setting(name, value, m.group(0))))
-    for at, terms, ops, text in _relation_chains(plain):  # "h = 2", "d_k = d_v = 64", "h: 2"
-        if all(op == "=" for op in ops) or ops == [":"]:
-            value = _int(terms[-1])
-            names = [_name(t) for t in terms[:-1]]
-            if value is not None and all(names):
-                out += [(at, Setting(n, value, text)) for n in names]
-    words = "|".join(_NUMBER_WORDS)
-    for name, noun in _NOUNS.items():  # "two heads", "3 tokens"
-        for m in re.finditer(rf"\b(\d+|{words})\b{noun}", plain, re.I):
-            if _EXCLUDED_BEFORE.search(plain, max(0, m.start() - 200), m.start()):  # a window: linear
-                continue
-            if _RESULT.search(plain, max(0, m.start() - 40), m.start()):  # "24 GiB / 128 KiB = 196608 tokens": what a
-                continue  # computation yields (a capacity), not the length of the example
-            word = m.group(1).lower()
-            value = int(word) if word.isdigit() else _NUMBER_WORDS[word]
-            if value >= (2 if name in ("h", "g") else 1):
-                out.append((m.start(), Setting(name, value, m.group(0).strip())))
-    for m in re.finditer(r"\b(?:only\s+one|just\s+one|a\s+single|single)[\s-]+token\b|\bone\s+token\s+only\b",
-                         plain, re.I):
-        out.append((m.start(), Setting("n", 1, m.group(0))))
-    for m in re.finditer(r"\b(?:with|using|uses?|has|have)\s+(?:only\s+|just\s+|exactly\s+)?(?:one|a\s+single|1)\s+"
-                         r"(?:attention\s+)?head\b(?![-\s]+(?:of|in|at|dim\w*|width|size|index|vector|output)\b)|\b(?:one|a\s+single)\s+head\s+with\b"
-                         r"|\bsingle[- ]head(?:ed)?\s+(?:case|example|toy\s+example)\b",
-                         plain, re.I):  # "one head with $d_k = 2$", "a single-head example": h = 1 (not "one head of",
-        # nor "single-head attention", the name of a mechanism)
-        out.append((m.start(), Setting("h", 1, m.group(0))))
-    kv = r"(?:kv|k/v|key[-/]value|key-value)\s+head\b"  # multi-query attention: g = 1
-    for m in re.finditer(rf"\b(?:all|every)\s+(?:the\s+)?(?:\d+\s+)?(?:query\s+)?heads\s+share\s+"
-                         rf"(?:a\s+single|one|the\s+same)\s+{kv}|\b(?:only|just)\s+one\s+{kv}", plain, re.I):
-        out.append((m.start(), Setting("g", 1, m.group(0))))
-    return out
+    return [(k, s) for k, s in read(plain) if isinstance(s, Setting)]
 
 
 def constraints(prose: str) -> list[Constraint]:
@@ -228,38 +384,9 @@ def constraints(prose: str) -> list[Constraint]:
     >>> [(c.name, c.op, c.value) for c in constraints("The length is $1 \\le N \\le 10^4$; at most 10 heads.")]
     [('N', 'ge', 1), ('N', 'le', 10000), ('h', 'le', 10)]
     """
-    flip = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "ne": "ne"}
     found: list[tuple[int, Constraint]] = []
-    words = "|".join(_BOUND_WORDS)
     for offset, sentence in _sentences(prose):
-        plain = _plain(sentence)
-        for at, terms, ops, text in _relation_chains(plain):
-            for a, op, b in zip(terms, ops, terms[1:]):  # noqa: B905 - one term more than operators
-                rel = _REL[op]
-                va, vb = _int(a), _int(b)
-                if rel not in flip or rel == "ne" and va is None and vb is None:
-                    continue
-                if va is None and _symbolic(a):
-                    found.append((offset + at, Constraint(_name(a) or _clean(a), rel, _clean(b) if vb is None else vb,
-                                                          text)))
-                elif vb is None and va is not None and _symbolic(b):
-                    found.append((offset + at, Constraint(_name(b) or _clean(b), flip[rel], va, text)))
-        for name, noun in _BOUND_NOUNS.items():  # "at most 10 heads", "between 1 and 8 heads"
-            for m in re.finditer(rf"\b({words})\s+({_VALUE}){noun}", plain, re.I):
-                value = _int(m.group(2))
-                if value is not None:
-                    found.append((offset + m.start(), Constraint(name, _BOUND_WORDS[m.group(1).lower()], value,
-                                                                 m.group(0))))
-            for m in re.finditer(rf"\bbetween\s+({_VALUE})\s+and\s+({_VALUE}){noun}", plain, re.I):
-                lo, hi = _int(m.group(1)), _int(m.group(2))
-                if lo is not None and hi is not None:
-                    found += [(offset + m.start(), Constraint(name, "ge", lo, m.group(0))),
-                              (offset + m.start(), Constraint(name, "le", hi, m.group(0)))]
-        for m in re.finditer(rf"\b([A-Za-z]\w*)\s+(?:is\s+|must\s+be\s+)?({words})\s+({_VALUE})\b", plain, re.I):
-            name, value = _name(m.group(1)), _int(m.group(3))
-            if name and value is not None:  # "d_model is at most 1024"
-                found.append((offset + m.start(), Constraint(name, _BOUND_WORDS[m.group(2).lower()], value,
-                                                             m.group(0))))
+        found += [(offset + k, s) for k, s in read(_plain(sentence)) if isinstance(s, Constraint)]
     return [c for _, c in sorted(found, key=lambda x: x[0])]
 
 
@@ -271,14 +398,6 @@ def _clean(term: str) -> str:
     return term.strip().rstrip(".,;:!?").strip("()")
 
 
-_COND_ANYWHERE = r"if|when|whenever|assuming|suppose|wenn|falls|si|cuando|lorsque|quand|quando|se"
-_COND_CLAUSE = r"with|for|given|take|setting|letting|putting|mit|für|bei|con|para|avec|pour|dans|com|em"
-_HEAD_WORDS = r"head|kopf|cabeza|tête|tete|cabeça"
-_PREPOSITIONS = r"for|in|of|from|at|within|für|im|bei|von|des|para|en|de|del"
-_ARTICLES = r"(?:the|den|dem|der|die|das|la|el)\s+"
-_BINDING = r"([A-Za-z]\w*)\s*=\s*(\d+)(?![\d.])"
-
-
 def conditions(sentence: str) -> list[dict[str, int]]:
     """The sizes each condition of ``sentence`` binds, one dict per condition in order ("for n = 3 ...; for
     n = 4 ..." gives two).
@@ -286,35 +405,7 @@ def conditions(sentence: str) -> list[dict[str, int]]:
     >>> conditions("For $n = 3$ that is $6$; for $n = 4$, $h = 2$ it is $10$.")
     [{'n': 3}, {'n': 4, 'h': 2}]
     """
-    plain = _plain(sentence)
-    found: list[dict[str, int]] = []
-    starts = [m.end() for m in re.finditer(rf"\b(?:{_COND_ANYWHERE})\b", plain, re.I)]
-    starts += [m.end() for m in re.finditer(rf"(?:^|[(,;:])\s*(?:{_COND_CLAUSE})\b", plain, re.I)]
-    # "8 for d_k = 64", "show that for d = 1024 ..."
-    starts += [m.end() for m in re.finditer(r"\b(?:for|that)(?=\s+[A-Za-z]\w*\s*=\s*\d)", plain, re.I)]
-    starts += [m.end() for m in re.finditer(r"\bexamples?\s+(?:with|where|in which)\b|\b(?:special|limiting|extreme)"
-                                            r"\s+case(?:\s+of)?\b", plain, re.I)]
-    for start in sorted(set(starts)):
-        # a word slot starts only where a word starts, the binding's name only after a non-letter (linear; the
-        # unanchored form split one long word among the slots in O(L^4) ways)
-        m = re.match(rf"(?:\s*(?<![A-Za-z\-])[A-Za-z\-]+,?){{0,3}}?\s*(?<![A-Za-z]){_BINDING}", plain[start:])
-        if not m:
-            continue
-        at = start + m.start(1)
-        condition: dict[str, int] = {}
-        while True:
-            b = re.match(rf"\s*{_BINDING}", plain[at:])
-            if not b or not _name(b.group(1)):
-                break
-            condition.setdefault(_name(b.group(1)), int(b.group(2)))
-            at += b.end()
-            sep = re.match(r"\s*(?:,|and\b|und\b|y\b|e\b|&)\s*", plain[at:])
-            if not sep:
-                break
-            at += sep.end()
-        if condition:
-            found.append(condition)
-    return found
+    return [dict(s.sizes) for _, s in read(_plain(sentence)) if isinstance(s, Condition)]
 
 
 def scope(sentence: str) -> dict[str, int]:
@@ -326,27 +417,15 @@ def scope(sentence: str) -> dict[str, int]:
     >>> scope("Indeed, for $n = 3$, $d_k = 1$ and logits $xx^T$ ..."), scope("para la cabeza 2, el primer token")
     ({'n': 3, 'd_k': 1}, {'head': 2, 'token': 1})
     """
-    plain = _plain(sentence)
     out: dict[str, int] = {}
-    for condition in conditions(sentence):
-        for name, value in condition.items():
-            out.setdefault(name, value)
-    ordinals = "|".join(sorted(_ORDINALS, key=len, reverse=True))
-    heads = [(m.start(), int(m.group(1))) for m in (
-        re.search(rf"\b(?:{_PREPOSITIONS})\s+(?:{_ARTICLES})?(?:attention\s+)?(?:{_HEAD_WORDS})\s*(?:#\s*)?(\d+)\b",
-                  plain, re.I),
-        re.search(rf"\b(?:{_HEAD_WORDS})\s*(\d+)'s\b", plain, re.I),
-        re.search(rf"^\s*(?:{_HEAD_WORDS})\s*(\d+)\s*[:\-–]", plain, re.I)) if m]
-    heads += [(m.start(), _ORDINALS[m.group(1).lower()]) for m in (
-        re.search(rf"\b(?:{_PREPOSITIONS})\s+(?:{_ARTICLES})?({ordinals})[nrs]?\s+(?:attention\s+)?(?:{_HEAD_WORDS})\b",
-                  plain, re.I),) if m]
-    if heads:
-        out["head"] = min(heads)[1]
-    tokens = [(m.start(), int(m.group(1))) for m in (re.search(r"\btoken\s*(?:#\s*)?(\d+)\b", plain, re.I),) if m]
-    tokens += [(m.start(), _ORDINALS[m.group(1).lower()])
-               for m in (re.search(rf"\b({ordinals})[nrs]?\s+token\b", plain, re.I),) if m]
-    if tokens:
-        out["token"] = min(tokens)[1]
+    for _, s in read(_plain(sentence)):
+        if isinstance(s, Condition):
+            for name, value in s.sizes:
+                out.setdefault(name, value)
+        elif isinstance(s, HeadScope):
+            out.setdefault("head", s.head)
+        elif isinstance(s, TokenScope):
+            out.setdefault("token", s.token)
     return out
 
 
@@ -357,10 +436,4 @@ def hypothetical(sentence: str) -> bool:
     >>> hypothetical("(With $h = 1$ we would instead have $d_k = 4$.)"), hypothetical("With $h = 8$,")
     (True, False)
     """
-    return bool(re.search(r"\b(?:would|instead|for comparison|for example|for instance|e\.g\.|imagine|had we|what if"
-                          r"|(?:a|an|another|one)\s+(?:\w+\s+)?example\s+(?:with|where|in which)"
-                          r"|(?:toy|tiny|small|quick|minimal|second|third)\s+example\s+(?:with|where|in which)"
-                          r"|special case|limiting case|extreme case|other extreme"
-                          r"|würde|wäre|zum beispiel|z\.\s?b\.|sería|por ejemplo|par exemple|pour comparaison|aurait"
-                          r"|serait|seria|por exemplo|para comparação)\b|^\s*\(", sentence, re.I))
-
+    return sentence.lstrip().startswith("(") or _mood(_plain(sentence))

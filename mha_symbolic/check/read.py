@@ -26,7 +26,7 @@ Examples
 >>> normalise("QKᵀ/√d_k ≈ 0.5")
 'QK^T/\\sqrt{d_k} \\approx 0.5'
 >>> settings("We use $h = 2$ heads, numbered $0 \\le i \\le h - 1$.")
-[Setting(name='h', value=2, text='h = 2')]
+[Setting(name='h', value=2, text='h = 2 heads')]
 >>> [(c.name, c.op, c.value) for c in constraints("We use $h = 2$ heads, numbered $0 \\le i \\le h - 1$.")]
 [('i', 'ge', 0), ('i', 'le', 'h - 1')]
 >>> scope("With $h = 1$ we would instead have $d_k = 4$."), scope("for the second head")
