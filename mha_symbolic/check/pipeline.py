@@ -25,6 +25,7 @@ from .masks import CAUSAL_WORDS, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
 from .prose_amounts import judge_prose_amounts
+from .prose_claims import document_axes, judge_prose_claims
 from .report import Finding, Report
 from .sentences import prose_statement
 from .softmax_tables import softmax_calls
@@ -61,6 +62,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     if re.search(r"X_\{?(?:[i1-9]|\\text\{head\s*\d\})\}?\s*(?:=|(?:\\times|\\cdot|\\,)?\s*W)", repair.text):
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
     groups = table_groups(pieces)
+    doc.memory["axes"] = document_axes(pieces)  # what the document says of its softmax axis, everywhere
 
     def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, basis: str) -> None:
         report.findings.append(Finding(q.line, q.text, status, expected, message, kind, basis, q.cell, q.output))
@@ -368,6 +370,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         if line is None:  # "128 KB × 131,072 = 16.7 GB": arithmetic written in the prose, from its own numbers
             for status, message, expected, basis in judge_prose_amounts(p.text):
                 emit(p.line, p.text, status, message, expected, "number", basis)
+        # an axis of the softmax, a rank in words
+        for status, message, expected, kind, basis in judge_prose_claims(here, p.text, p.clause):
+            emit(p.line, p.text, status, message, expected, kind, basis)
         if calls:
             pass
         elif grouped_prose(here, p, emit) or mask_prose(here, p, emit) or flops_prose(here, p, emit):

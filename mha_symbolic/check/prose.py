@@ -23,7 +23,8 @@ from lark import Lark, Token, Transformer, v_args
 
 from .normalise import normalise
 
-__all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "read", "settings", "constraints",
+__all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "AxisClaim", "RankClaim", "read",
+           "settings", "constraints",
            "conditions", "scope", "hypothetical"]
 
 
@@ -133,7 +134,27 @@ class TokenScope:
     token: int
 
 
-Statement = Setting | Constraint | Condition | HeadScope | TokenScope
+@dataclass(frozen=True)
+class AxisClaim:
+    """"each row of A sums to one": ``axis`` is "row" or "column", ``subject`` the words after "of" ("" if none)."""
+
+    axis: str
+    subject: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RankClaim:
+    """A rank stated in words: ``rank(subject) op value``; ``value`` is a number or a size's name, or "full"
+    (the smaller side of the matrix; with op "lt": rank-deficient)."""
+
+    subject: str
+    op: str
+    value: str
+    text: str
+
+
+Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim
 
 
 @lru_cache(maxsize=1)
@@ -240,7 +261,9 @@ class _Reader(Transformer):  # type: ignore[type-arg]
 
     @v_args(meta=True)
     def one_kv_head(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
-        return self._at(meta, Setting("g", 1, _text(meta, self.sentence)))
+        text = _text(meta, self.sentence)
+        heads = [Setting("h", int(c), text) for c in children if c.type == "DIGITS" and int(c) >= 2]
+        return [(meta.start_pos, s) for s in [*heads, Setting("g", 1, text)]]
 
     def not_a_count(self, children: list[Token]) -> list[tuple[int, Statement]]:
         return []
@@ -295,6 +318,50 @@ class _Reader(Transformer):  # type: ignore[type-arg]
     def token_scope(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
         number = next(c for c in children if c.type in ("DIGITS", "ORDINAL"))
         return self._at(meta, TokenScope(_numbered(number)))
+
+    @v_args(meta=True)
+    def axis_claim(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        axis = next(c for c in children if c.type == "AXIS").lower().rstrip("s")
+        subject = " ".join(str(c) for c in children if c.type == "SUBJECT_WORD")
+        return self._at(meta, AxisClaim(axis, subject, _text(meta, self.sentence)))
+
+    @v_args(meta=True)
+    def rank_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        subject = next(c for c in children if isinstance(c, tuple) and c[0] != "relation")[0]
+        words = next((c[1] for c in children if isinstance(c, tuple) and c[0] == "relation"), "")
+        op = {"at most": "le", "at least": "ge"}.get(words, "eq")
+        value: str | tuple[str, str]
+        if any(isinstance(c, Token) and c.type == "FULL_RANK" for c in children):
+            value = "full"
+        elif any(isinstance(c, Token) and c.type == "RANK_DEFICIENT" for c in children):
+            value, op = "full", "lt"
+        else:
+            value = next(c for c in children if type(c) is str or isinstance(c, tuple) and c[0].isdigit())
+        text = _text(meta, self.sentence)
+        if isinstance(value, tuple):  # "at most d_k = 64": the claim, and d_k = 64 said on the way
+            number, named = value[0], value[1].split()
+            if len(named) == 1:
+                return [(meta.start_pos, RankClaim(subject.strip(), op, number, text)),
+                        (meta.start_pos, Setting(named[0], int(number), text))]
+            value = number
+        return self._at(meta, RankClaim(subject.strip(), op, value, text))
+
+    def matrix(self, children: list[Token]) -> tuple[str, str]:
+        return " ".join(str(c) for c in children), ""
+
+    def factor(self, children: list[Token]) -> Token:
+        return children[0]
+
+    def rank_relation(self, children: list[Token]) -> tuple[str, str]:
+        return "relation", " ".join(children[0].lower().split())
+
+    def size_product(self, children: list[Any]) -> str:
+        return " ".join(c for c in children if c in _SIZES.values())  # "h d_k"
+
+    def rank_value(self, children: list[Any]) -> str | tuple[str, str]:
+        if len(children) == 2:  # "d_k = 64": the number, and the size it names
+            return str(children[-1]), str(children[0])
+        return str(children[0])
 
     def start(self, children: list[Any]) -> list[tuple[int, Statement]]:
         return [s for c in children if isinstance(c, list) for s in c]

@@ -1,0 +1,179 @@
+r"""Claims about a matrix stated in words, judged on the document's model.
+
+Two forms of the grammar (``prose.lark``) are claims, not sizes:
+
+* **the normalisation axis** -- "each row of $A$ sums to one", "every column of the attention weights is a
+  probability distribution".  The softmax of attention normalises each query's scores over the keys: a row
+  when tokens are rows (``X`` is n x d_model), a column when the document puts tokens in columns.  Which one
+  a document uses is read from it (the shape of ``X``, ``softmax(..., dim=-1)`` in its code, its other claims
+  about the axis), never assumed.  A claim on the matrix's values the document gives is computed on them; a
+  claim about the weights in general is decided by the axis, with a counterexample for the other one.
+* **a rank in words** -- "$S$ has rank 2", "$W_Q W_K^\top$ has rank at most $d_k = 64$", "$M$ is full rank",
+  "$M$ is rank-deficient": judged like ``\operatorname{rank}(S) = 2`` written in LaTeX (proof, certified
+  witness or exact computation, :mod:`.ranks`).
+
+A claim in a conditional or hypothetical sentence, or about a matrix the document's model cannot read, gets
+no verdict.
+
+>>> from mha_symbolic.check.model import DocumentModel
+>>> doc = DocumentModel()
+>>> doc.rows = True  # X is n x d_model: tokens are rows
+>>> [v[0] for v in judge_prose_claims(doc, "Every column of the attention weights sums to one.")]
+['wrong']
+>>> [v[0] for v in judge_prose_claims(doc, "Each row of the softmax output sums to 1.")]
+['correct']
+>>> [v[0] for v in judge_prose_claims(DocumentModel(), "Each row of the softmax output sums to 1.")]
+['unchecked']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MHASymbolicError
+from .model import DocumentModel
+from .prose import AxisClaim, Condition, Constraint, RankClaim, _plain, _sentences, hypothetical, read
+
+__all__ = ["judge_prose_claims", "document_axes"]
+
+#: (status, message, expected, kind, basis)
+Verdict = tuple[str, str, "str | None", str, str]
+
+#: words that make a claim's subject the attention weights (or, with no subject, the sentence about them)
+_WEIGHT_WORDS = ("weight", "attention", "softmax", "probabilit")
+#: the names tutorials give the attention weights
+_WEIGHT_NAMES = ("A", "P", "\\alpha", "α")
+
+# scores [[1, 0], [0, 0]]: the weights' first column sums to e/(e+1) + 1/2 = 1.231 (three places), not 1
+_COUNTEREXAMPLE = "scores [[1, 0], [0, 0]] give weights whose first column sums to e/(e+1) + 1/2 ≈ 1.231"
+
+
+def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[Verdict]:
+    """The verdicts of the axis and rank claims of the sentences that start on a line of prose (``text``; see
+    the module's docstring).  ``clause`` is the sentence or sentences around the line: a sentence that goes on
+    to the next line ("... of $A$ is a probability / distribution") is read whole, and judged on its first
+    line only."""
+    whole = " ".join((clause or text).split("\n"))  # soft line breaks: one sentence, offsets kept
+    line_at = whole.find(" ".join(text.split("\n")))
+    if line_at < 0:
+        whole, line_at = text, 0
+    out: list[Verdict] = []
+    for at, sentence in _sentences(whole):
+        if not line_at <= at < line_at + len(text):
+            continue  # the sentence starts on another line: judged there
+        statements = [s for _, s in read(_plain(sentence))]
+        if any(isinstance(s, (Condition, Constraint)) for s in statements) or hypothetical(sentence):
+            continue  # about another configuration, or a claim under a condition
+        for s in statements:
+            if isinstance(s, AxisClaim):
+                out += _axis(doc, s, sentence)
+            elif isinstance(s, RankClaim):
+                out += _rank(doc, s)
+    return out
+
+
+def _about_weights(claim: AxisClaim, sentence: str) -> bool:
+    subject = claim.subject.lower()
+    if subject:
+        name = claim.subject.strip()
+        return any(w in subject for w in _WEIGHT_WORDS) or name in _WEIGHT_NAMES or \
+            name.split("_")[0] in _WEIGHT_NAMES and "^" not in name
+    return any(w in sentence.lower() for w in _WEIGHT_WORDS)
+
+
+def document_axes(pieces: list[Any]) -> dict[str, int]:
+    """What a document says of its softmax axis: how many of its prose claims about the weights name rows and
+    columns, and ``code_rows``: how many code softmax calls normalise the last axis (``dim=-1``, ``axis=-1``:
+    a row of a (tokens x keys) matrix)."""
+    out = {"row": 0, "column": 0, "code_rows": 0}
+    paragraphs = {p.sentence: None for p in pieces if p.kind == "prose"}  # each paragraph once, in order
+    for paragraph in paragraphs:
+        for _, sentence in _sentences(" ".join(paragraph.split("\n"))):
+            for _, s in read(_plain(sentence)):
+                if isinstance(s, AxisClaim) and _about_weights(s, sentence):
+                    out[s.axis] += 1
+    for p in pieces:
+        if p.kind == "code" and "softmax" in p.text:
+            flat = "".join(p.text.split())
+            out["code_rows"] += flat.count("dim=-1") + flat.count("axis=-1")
+    return out
+
+
+def _normalised(doc: DocumentModel, claim: AxisClaim) -> tuple[str | None, str]:
+    """The axis the document's softmax normalises and what says so: ``structure`` (where its tokens are: ``X``
+    is n x d_model or d_model x n; ``softmax(..., dim=-1)`` in its code) or ``claims`` (its other claims about
+    the axis, this one among them, agree on one axis more often than on the other); (None, "") if it never says,
+    says it once, or says both as often."""
+    if doc.columns:
+        return "column", "structure"
+    axes = doc.memory.get("axes") or {"row": 0, "column": 0, "code_rows": 0}
+    if doc.rows or axes["code_rows"]:
+        return "row", "structure"
+    if axes["row"] + axes["column"] >= 2 and axes["row"] != axes["column"]:  # its claims, this one with them:
+        return ("row" if axes["row"] > axes["column"] else "column"), "claims"  # a lone claim decides nothing
+    return None, ""
+
+
+def _axis(doc: DocumentModel, claim: AxisClaim, sentence: str) -> list[Verdict]:
+    if not _about_weights(claim, sentence):
+        return []
+    normalised, source = _normalised(doc, claim)
+    values = _values(doc, claim.subject)
+    if values is not None:  # the document's own weights: the sums it claims, computed
+        sums = [sum(values.row(i)) for i in range(values.rows)] if claim.axis == "row" else \
+            [sum(values.col(j)) for j in range(values.cols)]
+        off = [float(x) for x in sums if abs(float(x) - 1) > 0.01]
+        if not off:
+            return [("correct", f"every {claim.axis} of {claim.subject} sums to 1 (within 0.01, computed on the "
+                     "document's values)", None, "formula", "computed")]
+        return [("wrong", f"a {claim.axis} of {claim.subject} sums to {off[0]:.4g} on the document's values, not 1",
+                 "1", "formula", "computed")]
+    if normalised is None:
+        return [("unchecked", "which axis the softmax normalises depends on whether tokens are rows or columns, "
+                 "and the document does not say (or says both as often)", None, "formula", "")]
+    why = ("where the document puts its tokens" if source == "structure" else
+           "the document's other statements of the axis")
+    if claim.axis == normalised:
+        return [("correct", f"the softmax normalises each {normalised} ({why}): every {normalised} of the weights "
+                 "sums to exactly 1 whatever the scores", None, "formula", "proof")]
+    return [("wrong" if source == "structure" else "inconsistent",
+             f"the softmax normalises each {normalised} ({why}), so the {normalised}s sum to 1; a {claim.axis} "
+             f"does not in general: {_COUNTEREXAMPLE}", f"{normalised}s", "formula", "proof")]
+
+
+def _values(doc: DocumentModel, subject: str) -> Any:
+    """The numbers of the matrix a subject names, if the document gives them (or they follow from what it
+    gives)."""
+    from .judge import _value
+
+    if not subject or " " in subject.strip():
+        return None
+    try:
+        V = doc.read(subject)
+        if not (getattr(V, "is_Matrix", False) and all(x.is_number for x in V)):
+            V = _value(doc, V)
+    except (MHASymbolicError, ValueError, TypeError, AttributeError, KeyError):
+        return None
+    return V if getattr(V, "is_Matrix", False) and all(x.is_number for x in V) else None
+
+
+def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:
+    from .ranks import judge_rank
+
+    subject, value, op = claim.subject, claim.value, claim.op
+    if value == "full":  # the smaller side of the matrix, if the model knows its shape
+        try:
+            shape = doc.read(subject).shape
+        except (MHASymbolicError, ValueError, TypeError, AttributeError):
+            return []
+        if not all(getattr(x, "is_Integer", False) for x in shape):
+            return []
+        value = str(min(shape))
+    tex = value.replace(" ", " \\cdot ") if not value.isdigit() else value
+    try:
+        status, message, expected, basis = judge_rank(doc, [f"\\operatorname{{rank}}({subject})", tex], [op])
+    except (MHASymbolicError, ValueError, TypeError, AttributeError, KeyError):
+        return []
+    if status == "unchecked" and message.startswith("not read"):
+        return []  # not a matrix of the document's model ("I have rank 2")
+    return [(status, f"{claim.text}: {message}", expected, "rank", basis)]

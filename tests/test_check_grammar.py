@@ -1,0 +1,143 @@
+"""The grammar of prose (mha_symbolic/check/prose.lark): for every rule, a sentence it reads and a sentence it
+must not read, with the statements the reader returns (exact: names, values, operators)."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import pytest
+
+from mha_symbolic.check.prose import (
+    AxisClaim,
+    Condition,
+    Constraint,
+    HeadScope,
+    RankClaim,
+    Setting,
+    TokenScope,
+    _pieces,
+    _plain,
+    hypothetical,
+    read,
+)
+
+
+def statements(sentence: str) -> list[tuple]:
+    """The statements of one sentence, without offsets and texts: (kind, fields...)."""
+    out: list[tuple] = []
+    for _, s in read(_plain(sentence)):
+        if isinstance(s, Setting):
+            out.append(("set", s.name, s.value))
+        elif isinstance(s, Constraint):
+            out.append(("bound", s.name, s.op, s.value))
+        elif isinstance(s, Condition):
+            out.append(("if", dict(s.sizes)))
+        elif isinstance(s, HeadScope):
+            out.append(("head", s.head))
+        elif isinstance(s, TokenScope):
+            out.append(("token", s.token))
+        elif isinstance(s, AxisClaim):
+            out.append(("axis", s.axis, s.subject))
+        elif isinstance(s, RankClaim):
+            out.append(("rank", s.subject, s.op, s.value))
+    return out
+
+
+#: rule -> (a sentence the rule reads, what is read; a sentence it must not read, what is read instead)
+CASES = {
+    "label_setting": ("The number of heads (h): 8, and the head dimension d_k = 64.",
+                      [("set", "h", 8), ("set", "d_k", 64)],
+                      "The model dimension 512 · 2 is the width after the MLP.", []),
+    "colon_setting": ("Sizes -- h: 4; d_k: 16.", [("set", "h", 4), ("set", "d_k", 16)],
+                      "For 4096 tokens: 512 MiB.", [("if", {"n": 4096})]),
+    "is_setting": ("Here d_model is 6 and n was 4.", [("set", "d_model", 6), ("set", "n", 4)],
+                   "Here d_model is 6.5 wide.", []),
+    "chain": ("We use $d_k = d_v = 64$ and $1 \\le N \\le 10^4$.",
+              [("set", "d_k", 64), ("set", "d_v", 64), ("bound", "N", "ge", 1), ("bound", "N", "le", 10000)],
+              "so $d_k = d_{model}/h = 20 / 4 = 5$.", []),
+    "counted": ("A two-head layer over 3 tokens with 8 key-value heads.",
+                [("set", "h", 2), ("set", "n", 3), ("set", "g", 8)],
+                "A layer with one heads-up display.", []),
+    "named_count": ("Take $N = 5$ tokens.", [("set", "n", 5)],
+                    "each K/V head is shared by $h/g = 4$ query heads.", []),
+    "single_token": ("With only one token there is nothing to choose.", [("set", "n", 1)],
+                     "The one token of interest is the third.", []),
+    "single_head": ("The toy model uses only a single attention head.", [("set", "h", 1)],
+                    "We look at one head of the eight.", []),
+    "one_kv_head": ("All 8 query heads share a single key-value head.", [("set", "h", 8), ("set", "g", 1)],
+                    "All heads share the same scaling.", []),
+    "not_a_count": ("The first two heads attend to the start; 24 GiB / 128 KiB = 196608 tokens fit.", [],
+                    "The model has two heads.", [("set", "h", 2)]),
+    "not_one_head": ("The output of one head of the layer is $n \\times d_k$.", [],
+                     "A layer with one head.", [("set", "h", 1)]),
+    "word_bound": ("It fits at most 10 heads and no fewer than 4 tokens.",
+                   [("bound", "h", "le", 10), ("bound", "n", "ge", 4)],
+                   "It fits at most 10 layers.", []),
+    "between_bound": ("Use between 2 and 8 heads.", [("bound", "h", "ge", 2), ("bound", "h", "le", 8)],
+                      "Use between 2 and 8 layers.", []),
+    "name_bound": ("Here d_model must be at most 1024.", [("bound", "d_model", "le", 1024)],
+                   "Here the width must be at most 1024.", []),
+    "condition": ("Indeed, for $n = 3$, $d_k = 1$ the logits are small; with 32 query heads and 8 K/V heads it is 4.",
+                  [("if", {"n": 3, "d_k": 1}), ("if", {"h": 32, "g": 8})],
+                  "Take twelve heads and 8 tokens.", [("set", "h", 12), ("set", "n", 8)]),
+    "head_scope": ("Für Kopf 2 and for the second head alike.", [("head", 2), ("head", 2)],
+                   "The head 2 layers above.", []),
+    "axis_claim": ("Each row of $A_1$ sums to one; every column of the attention weights is a probability vector.",
+                   [("axis", "row", "A_1"), ("axis", "column", "the attention weights")],
+                   "The columns of $A$ do not sum to one, and each row need not add up to 1.", []),
+    "rank_claim": ("$S$ has rank 2, $W_Q W_K^\\top$ has rank at most $d_k = 64$, and $M$ is rank-deficient.",
+                   [("rank", "S", "eq", "2"), ("rank", "W_Q W_K^T", "le", "64"), ("set", "d_k", 64),
+                    ("rank", "M", "lt", "full")],
+                   "So the soldier has rank 2 in the army.", []),
+    "token_scope": ("The first token and token 3.", [("token", 1), ("token", 3)],
+                    "The tokenizer makes 3 pieces.", []),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_reads_its_form(rule):
+    sentence, expected, _, _ = CASES[rule]
+    assert statements(sentence) == expected
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_leaves_other_forms(rule):
+    _, _, sentence, expected = CASES[rule]
+    assert statements(sentence) == expected
+
+
+def test_hypothetical_mood():
+    assert hypothetical("Had we used $h = 16$, $d_k$ would be 32.")
+    assert hypothetical("(With h = 1 the head is the layer.)")
+    assert hypothetical("Zum Beispiel mit h = 2.")
+    assert not hypothetical("With $h = 8$, $d_k = 64$.")
+    assert not hypothetical("The example uses $h = 8$.")
+
+
+def _rules() -> set[str]:
+    grammar = resources.files("mha_symbolic.check").joinpath("prose.lark").read_text(encoding="utf-8")
+    return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
+
+
+def test_every_rule_of_the_grammar_has_its_cases():
+    # the rules that only hold parts of others (terms, bindings, names) and the two start rules are read
+    # through the forms above
+    parts = {"start", "mood", "hypothetical", "term", "first_term", "arith", "binding", "size_binding",
+             "count_binding", "size_name", "rank_value", "size_product", "rank_relation", "matrix", "factor"}
+    assert _rules() - parts == set(CASES)
+
+
+def test_a_long_sentence_is_read_in_bounded_pieces():
+    sentence = ("the model, which we use with h = 8 heads and a width of 512, " * 200).strip()
+    pieces = _pieces(sentence)
+    assert all(len(piece) <= 1200 for _, piece in pieces) and len(pieces) >= 10
+    assert "".join(piece for _, piece in pieces) == sentence
+    assert ("set", "h", 8) in statements(sentence)
+
+
+def test_a_sentence_without_clause_marks_is_cut_at_spaces():
+    sentence = "word " * 1000
+    pieces = _pieces(sentence)
+    assert all(len(piece) <= 1200 for _, piece in pieces)
+    assert "".join(piece for _, piece in pieces) == sentence

@@ -1,0 +1,74 @@
+"""Claims in words (mha_symbolic/check/prose_claims.py): the softmax axis and ranks, judged on the document's
+model; each case beside the case that must not be flagged."""
+
+from __future__ import annotations
+
+from mha_symbolic import check_text
+
+ROWS = "Let $X \\in \\mathbb{R}^{n \\times d_{model}}$ with $n = 3$, $d_{model} = 4$, $h = 2$.\n\n"
+COLUMNS = "Let $X \\in \\mathbb{R}^{d_{model} \\times n}$ with $n = 3$, $d_{model} = 4$, $h = 2$.\n\n"
+SIZES = "Let $n = 3$, $d_{model} = 4$, $h = 2$.\n\n"
+
+
+def verdicts(doc: str, kind: str = "formula") -> list[tuple[int, str]]:
+    return [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.kind == kind]
+
+
+def test_the_axis_follows_where_the_tokens_are_or_what_the_document_says():
+    assert verdicts(ROWS + "Each row of the attention weights sums to one.\n") == [(3, "correct")]
+    assert verdicts(ROWS + "Each column of the attention weights sums to one.\n") == [(3, "wrong")]
+    # tokens in columns: the checker leaves such a document's matrix claims unchecked, the axis with them
+    assert verdicts(COLUMNS + "Each row of the attention weights sums to one.\n") == [(3, "unchecked")]
+    # ... and a document that says the columns sum to one, three times against once, means it
+    cols = SIZES + ("Each column of $A$ sums to one.\n\nThe columns of $A$ add up to 1.\n\n"
+                    "Each row of $A$ sums to one.\n")
+    assert verdicts(cols) == [(3, "correct"), (5, "correct"), (7, "inconsistent")]
+
+
+def test_code_that_normalises_the_last_axis_puts_queries_in_rows():
+    code = "```python\nA = torch.softmax(S, dim=-1)\n```\n\n"
+    assert verdicts(SIZES + code + "So every column of $A$ is a probability distribution.\n") == [(7, "wrong")]
+    assert verdicts(SIZES + code + "So every row of $A$ is a probability distribution.\n") == [(7, "correct")]
+
+
+def test_without_a_convention_the_documents_own_claims_decide_or_nothing_is_said():
+    both = SIZES + "Each row of $A$ sums to one.\n\nEach column of $A$ sums to one.\n"
+    assert verdicts(both) == [(3, "unchecked"), (5, "unchecked")]  # one against one: which is meant is unknown
+    three = SIZES + ("Each row of $A$ sums to one.\n\nThe rows of $A$ add up to 1.\n\n"
+                     "Each column of $A$ sums to one.\n")
+    assert verdicts(three) == [(3, "correct"), (5, "correct"), (7, "inconsistent")]
+
+
+def test_negations_conditions_and_other_matrices_are_not_claims():
+    assert verdicts(ROWS + "The columns of $A$ do not sum to one.\n") == []
+    assert verdicts(ROWS + "Each column of $V$ sums to one.\n") == []
+    assert verdicts(ROWS + "If $n = 1$, each column of the attention weights sums to one.\n") == []
+    assert verdicts(ROWS + "For instance, each column of the attention weights would sum to one.\n") == []
+
+
+def test_a_sentence_over_two_lines_is_judged_once_on_its_first_line():
+    doc = ROWS + ("The softmax runs along the keys, so every column of $A_1$ is a probability\n"
+                  "distribution.\n")
+    assert verdicts(doc) == [(3, "wrong")]
+
+
+def test_the_documents_own_weights_are_summed():
+    doc = SIZES + ("$$A = \\begin{bmatrix} 0.5 & 0.5 & 0 \\\\ 0.25 & 0.5 & 0.25 \\\\ 0 & 0.2 & 0.8 "
+                   "\\end{bmatrix}$$\n\n")
+    assert verdicts(doc + "Each row of $A$ sums to one.\n") == [(5, "correct")]
+    assert verdicts(doc + "Each column of $A$ sums to one.\n") == [(5, "wrong")]  # 0.75, 1.2, 1.05
+
+
+RANKS = (SIZES + "The scores of head 1 are\n"
+         "$$S = \\begin{bmatrix} 1 & 2 & 3 \\\\ 2 & 4 & 6 \\\\ 1 & 1 & 1 \\end{bmatrix}$$\n\n")
+
+
+def test_a_rank_in_words_is_judged_like_a_rank_in_latex():
+    assert verdicts(RANKS + "So $S$ has rank 2.\n", "rank") == [(6, "correct")]
+    assert verdicts(RANKS + "So $S$ has rank 3.\n", "rank") == [(6, "wrong")]
+    assert verdicts(RANKS + "The rank of $S$ is 3.\n", "rank") == [(6, "wrong")]
+
+
+def test_a_rank_under_a_condition_or_of_no_matrix_is_not_judged():
+    assert verdicts(RANKS + "If $n = 1$, $S$ has rank 3.\n", "rank") == []
+    assert verdicts(RANKS + "I have rank 2 in the army.\n", "rank") == []
