@@ -14,6 +14,7 @@ from mha_symbolic.check.prose import (
     Constraint,
     HeadScope,
     RankClaim,
+    RatioClaim,
     Setting,
     TokenScope,
     _pieces,
@@ -41,6 +42,8 @@ def statements(sentence: str) -> list[tuple]:
             out.append(("axis", s.axis, s.subject))
         elif isinstance(s, RankClaim):
             out.append(("rank", s.subject, s.op, s.value))
+        elif isinstance(s, RatioClaim):
+            out.append(("ratio", s.factor))
     return out
 
 
@@ -90,6 +93,9 @@ CASES = {
                    [("rank", "S", "eq", "2"), ("rank", "W_Q W_K^T", "le", "64"), ("set", "d_k", 64),
                     ("rank", "M", "lt", "full")],
                    "So the soldier has rank 2 in the army.", []),
+    "ratio_claim": ("It is 32 / 8 = 4 times smaller, a quarter of the MHA cache, 1/5 of it, by a factor of 2.5.",
+                    [("ratio", "4"), ("ratio", "4"), ("ratio", "5"), ("ratio", "2.5")],
+                    "It takes 4 times as long and a quarter more.", []),
     "token_scope": ("The first token and token 3.", [("token", 1), ("token", 3)],
                     "The tokenizer makes 3 pieces.", []),
 }

@@ -34,6 +34,8 @@ def test_code_that_normalises_the_last_axis_puts_queries_in_rows():
 def test_without_a_convention_the_documents_own_claims_decide_or_nothing_is_said():
     both = SIZES + "Each row of $A$ sums to one.\n\nEach column of $A$ sums to one.\n"
     assert verdicts(both) == [(3, "unchecked"), (5, "unchecked")]  # one against one: which is meant is unknown
+    assert verdicts(SIZES + "Each row of $A$ sums to one.\n") == [(3, "correct")]  # the usual convention
+    assert verdicts(SIZES + "Each column of $A$ sums to one.\n") == [(3, "unchecked")]  # never wrong by convention
     three = SIZES + ("Each row of $A$ sums to one.\n\nThe rows of $A$ add up to 1.\n\n"
                      "Each column of $A$ sums to one.\n")
     assert verdicts(three) == [(3, "correct"), (5, "correct"), (7, "inconsistent")]
@@ -72,3 +74,15 @@ def test_a_rank_in_words_is_judged_like_a_rank_in_latex():
 def test_a_rank_under_a_condition_or_of_no_matrix_is_not_judged():
     assert verdicts(RANKS + "If $n = 1$, $S$ has rank 3.\n", "rank") == []
     assert verdicts(RANKS + "I have rank 2 in the army.\n", "rank") == []
+
+
+GQA = "A model with $d_{model} = 4096$, $h = 32$ query heads and $g = 8$ key-value heads, $d_k = 128$.\n\n"
+
+
+def test_a_ratio_to_the_multi_head_cache_in_words():
+    claims = {"Its KV cache is 4 times smaller than MHA's.": "correct",
+              "Its KV cache is 2 times smaller than MHA's.": "wrong",
+              "GQA needs a quarter of the MHA KV cache.": "correct",
+              "GQA needs half the size of the MHA KV cache.": "wrong"}
+    for claim, status in claims.items():
+        assert [f.status for f in check_text(GQA + claim + "\n", isolate=False).findings if f.line == 3] == [status]

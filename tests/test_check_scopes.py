@@ -434,3 +434,12 @@ def test_layers_counted_in_another_language_are_not_the_sequence_length():
 def test_a_chain_with_a_power_that_holds_starts_another_example():
     doc = "At first $d_k = 64$.\n\n**Exercise.** Which $d_k$ gives a standard deviation of 32? ($d_k = 32^2 = 1024$.)\n"
     assert flags(doc) == []
+
+
+def test_a_head_width_with_a_condition_word_in_a_later_paragraph_is_that_sentences_example():
+    doc = ("We use $d_{model} = 2048$ and $h = 16$ heads.\n\n"
+           "A single query against three keys with $d_k = 4$, so the scale divides by $\\sqrt{4} = 2$.\n")
+    assert statuses(doc, 3)[0] == "given" and flags(doc) == []
+    # in the paragraph that derives it, the same words contradict d_model / h = 128
+    same = "We use $d_{model} = 2048$ and $h = 16$ heads, three keys with $d_k = 4$.\n"
+    assert (1, "wrong") in flags(same) or (1, "inconsistent") in flags(same)

@@ -116,3 +116,12 @@ def test_a_side_without_unit_is_shown_without_one_and_compared_in_its_neighbours
     assert got == ("correct", "96 = 96 MiB = 100663296 bytes", None, "computed")
     assert judge_amounts({}, [r"2 \cdot 48", r"86 \text{ MiB}", r"100{,}663{,}296 \text{ bytes}"], ["eq", "eq"])[2] \
         == "96 MiB"  # the expected amount in the stated side's unit
+
+
+def test_a_flop_count_named_by_its_unit_is_a_label_not_one_flop():
+    doc = ("Let $n = 128$, $d = 768$.\n\n"
+           "$$\\text{FLOPs} = 8 n d^2 + 4 n^2 d = 8 \\cdot 128 \\cdot 768^2 + 4 \\cdot 128^2 \\cdot 768 = %s$$\n")
+    [right] = [f.status for f in check_text(doc % "654{,}311{,}424", isolate=False).findings if f.line == 3]
+    [off] = [f.status for f in check_text(doc % "654{,}311{,}425", isolate=False).findings if f.line == 3]
+    assert (right, off) == ("correct", "wrong")
+    assert judge_amounts({}, ["\\text{FLOPs}", "2 \\cdot 3"], ["eq"]) is None

@@ -29,6 +29,7 @@ import sympy
 from .arithmetic import arithmetic_value
 from .model import DocumentModel, as_int
 from .numbers import Verdict3
+from .prose import RatioClaim, read
 
 __all__ = ["judge_cache", "judge_parameters", "remember", "sizes", "cache_text"]
 
@@ -223,8 +224,7 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
-    ratio = re.search(r"\b(\d+(?:\.\d+)?)\s*(?:times|×|x)\s+(?:smaller|less|fewer|lower)\b|\bby\s+a\s+factor\s+of\s+"
-                      r"(\d+(?:\.\d+)?)|\b(\d+(?:\.\d+)?)\s*x\s+(?:reduction|saving)", s, re.I)
+    ratio = next((c for _, c in read(s) if isinstance(c, RatioClaim)), None)  # "4 times smaller", "a quarter of"
     if ratio and re.search(r"multi-head|\bMHA\b", s, re.I):
         mha = kv_cache_per_token(M.replace_options(kv_heads=None))
         quotient = sympy.cancel(mha / per_token)  # a ratio of variants: h / g, whatever d_k is
@@ -232,7 +232,7 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
             return [("unchecked", f"the KV cache of multi-head attention over this model's is {quotient}, which "
                      "depends on sizes the document does not fix", None, "")]
         factor = Fraction(int(quotient.p), int(quotient.q))
-        stated = next(x for x in ratio.groups() if x)
+        stated = ratio.factor
         sizes_known = not getattr(per_token, "free_symbols", None)
         why = (f"multi-head attention caches 2 h d_k = {mha} values per token and layer, this model {rule} = "
                f"{per_token}: {factor} times fewer" if sizes_known else

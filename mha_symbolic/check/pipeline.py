@@ -414,6 +414,17 @@ _CONDITION_WORDS = (r"(?:with|for|at|if|when|whenever|setting|letting|assuming|b
                     r"cuando|si|avec|pour|quand|com|quando|se|per|quando)")
 
 
+def _derived_elsewhere(doc: DocumentModel, own: dict[Any, int]) -> bool:
+    """Is one of these sizes a head width the model derives (d_model / h) from sizes bound outside the paragraph
+    being read, with another value here ("... three keys with $d_k = 4$" after a section on d_model = 2048,
+    h = 16)?  Then a condition word before it makes it the condition of its clause: nothing in the paragraph
+    derives the model's value, so nothing here contradicts it."""
+    known, stated = scopes.model_sizes(doc), doc.known_dims()
+    return any(k in ("d_k", "d_v") and k not in stated and known.get(k) not in (None, v)
+               and all(doc.scope_of(s)[0] != doc.paragraph[0] for s in ("d_model", "h"))
+               for k, v in own.items())
+
+
 def _restated_here(doc: DocumentModel, own: dict[Any, int]) -> bool:
     """Does the paragraph being read already bind one of these sizes to another value?"""
     known = doc.known_dims()
@@ -677,8 +688,9 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         elif len(own) > 1 and not found and hypothetical(clause):  # "at the other extreme, g = h = 8" (no other
             # condition: with one, "with h = 1 we would have d_k = d_model = 2" is a claim in that condition)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
-        elif not found and (re.match(r"\s*" + _CONDITION_WORDS + condition, clause, re.I) or _restated_here(doc, own)
-                            and re.search(r"(?:^|[\s,;:(])" + _CONDITION_WORDS + condition, clause, re.I)):
+        elif not found and (re.match(r"\s*" + _CONDITION_WORDS + condition, clause, re.I) or (
+                _restated_here(doc, own) or _derived_elsewhere(doc, own))
+                and re.search(r"(?:^|[\s,;:(])" + _CONDITION_WORDS + condition, clause, re.I)):
             # "With $n_{kv} = 1$ the cache is ...", and "... sind es bei $n = 2048$ bereits ..." in a paragraph that
             # bound n = 8192 before: a condition of its clause (not a second binding of the paragraph)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
@@ -692,7 +704,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         sizes["g"] = sizes.pop("n_kv")
     if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):
         return doc.local[1], doc.local[2]
-    known = doc.known_dims()
+    known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
     conditional = bool(re.search(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", clause, re.I))
     local = hypothetical(clause) or conditional or any(known.get(k) not in (None, v) for k, v in sizes.items()) \
         or any(k in doc.constrained for k in sizes)

@@ -23,8 +23,8 @@ from lark import Lark, Token, Transformer, v_args
 
 from .normalise import normalise
 
-__all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "AxisClaim", "RankClaim", "read",
-           "settings", "constraints",
+__all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "AxisClaim", "RankClaim", "RatioClaim",
+           "read", "settings", "constraints",
            "conditions", "scope", "hypothetical"]
 
 
@@ -58,6 +58,7 @@ _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixt
              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "1st": 1, "2nd": 2, "3rd": 3,
              "erste": 1, "zweite": 2, "dritte": 3, "vierte": 4, "primer": 1, "primera": 1, "primero": 1,
              "segunda": 2, "segundo": 2, "tercer": 3, "tercera": 3, "tercero": 3, "cuarta": 4, "cuarto": 4}
+_FRACTIONS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8}
 _REL = {"=": "eq", ":": "colon", "<": "lt", ">": "gt", "≤": "le", "≥": "ge", "≠": "ne", "≈": "approx"}
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "ne": "ne"}
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
@@ -154,7 +155,15 @@ class RankClaim:
     text: str
 
 
-Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim
+@dataclass(frozen=True)
+class RatioClaim:
+    """One amount is ``factor`` times smaller than another ("4 times smaller", "a quarter of"), as written."""
+
+    factor: str
+    text: str
+
+
+Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim | RatioClaim
 
 
 @lru_cache(maxsize=1)
@@ -362,6 +371,16 @@ class _Reader(Transformer):  # type: ignore[type-arg]
         if len(children) == 2:  # "d_k = 64": the number, and the size it names
             return str(children[-1]), str(children[0])
         return str(children[0])
+
+    @v_args(meta=True)
+    def ratio_claim(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        number = next((c for c in children if c.type == "DECIMAL"), None)
+        if number is None:  # "a quarter of", "1/5 of"
+            word = children[0].lower().split()[-1]
+            factor = word.split("/")[1] if "/" in word else str(_FRACTIONS[word])
+        else:
+            factor = str(number)
+        return self._at(meta, RatioClaim(factor, _text(meta, self.sentence)))
 
     def start(self, children: list[Any]) -> list[tuple[int, Statement]]:
         return [s for c in children if isinstance(c, list) for s in c]

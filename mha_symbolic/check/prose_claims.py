@@ -22,7 +22,7 @@ no verdict.
 ['wrong']
 >>> [v[0] for v in judge_prose_claims(doc, "Each row of the softmax output sums to 1.")]
 ['correct']
->>> [v[0] for v in judge_prose_claims(DocumentModel(), "Each row of the softmax output sums to 1.")]
+>>> [v[0] for v in judge_prose_claims(DocumentModel(), "Each column of the softmax output sums to 1.")]
 ['unchecked']
 """
 
@@ -102,8 +102,8 @@ def document_axes(pieces: list[Any]) -> dict[str, int]:
 def _normalised(doc: DocumentModel, claim: AxisClaim) -> tuple[str | None, str]:
     """The axis the document's softmax normalises and what says so: ``structure`` (where its tokens are: ``X``
     is n x d_model or d_model x n; ``softmax(..., dim=-1)`` in its code) or ``claims`` (its other claims about
-    the axis, this one among them, agree on one axis more often than on the other); (None, "") if it never says,
-    says it once, or says both as often."""
+    the axis, this one among them, agree on one axis more often than on the other), or for a row claim in a
+    document that never speaks of columns, ``convention``; (None, "") otherwise."""
     if doc.columns:
         return "column", "structure"
     axes = doc.memory.get("axes") or {"row": 0, "column": 0, "code_rows": 0}
@@ -111,6 +111,8 @@ def _normalised(doc: DocumentModel, claim: AxisClaim) -> tuple[str | None, str]:
         return "row", "structure"
     if axes["row"] + axes["column"] >= 2 and axes["row"] != axes["column"]:  # its claims, this one with them:
         return ("row" if axes["row"] > axes["column"] else "column"), "claims"  # a lone claim decides nothing
+    if claim.axis == "row" and not axes["column"]:  # the usual convention, which nothing in the document denies:
+        return "row", "convention"  # enough to agree with a row claim, never to call a column claim wrong
     return None, ""
 
 
@@ -131,8 +133,8 @@ def _axis(doc: DocumentModel, claim: AxisClaim, sentence: str) -> list[Verdict]:
     if normalised is None:
         return [("unchecked", "which axis the softmax normalises depends on whether tokens are rows or columns, "
                  "and the document does not say (or says both as often)", None, "formula", "")]
-    why = ("where the document puts its tokens" if source == "structure" else
-           "the document's other statements of the axis")
+    why = {"structure": "where the document puts its tokens", "claims": "the document's other statements of the axis",
+           "convention": "tokens as rows, the usual convention, which the document does not contradict"}[source]
     if claim.axis == normalised:
         return [("correct", f"the softmax normalises each {normalised} ({why}): every {normalised} of the weights "
                  "sums to exactly 1 whatever the scores", None, "formula", "proof")]
@@ -148,13 +150,14 @@ def _values(doc: DocumentModel, subject: str) -> Any:
 
     if not subject or " " in subject.strip():
         return None
+    def numbers(V: Any) -> bool:  # an explicit matrix of numbers (a matrix symbol has no entries to sum)
+        return bool(getattr(V, "is_Matrix", False)) and hasattr(V, "tolist") and all(x.is_number for x in V)
+
     try:
         V = doc.read(subject)
-        if not (getattr(V, "is_Matrix", False) and all(x.is_number for x in V)):
-            V = _value(doc, V)
+        return V if numbers(V) else (lambda W: W if numbers(W) else None)(_value(doc, V))
     except (MHASymbolicError, ValueError, TypeError, AttributeError, KeyError):
         return None
-    return V if getattr(V, "is_Matrix", False) and all(x.is_number for x in V) else None
 
 
 def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:

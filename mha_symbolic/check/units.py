@@ -74,6 +74,8 @@ def _side(tex: str, names: dict[str, Any], layers: tuple[str, int] | None = None
         amount = re.sub(rf"(?<![\\A-Za-z_^]){re.escape(layers[0])}(?![A-Za-z_^])", f" ({layers[1]}) ", amount)
     elif re.search(r"(?<![\\A-Za-z_^])[LN](?![A-Za-z_^])", amount) and "n" not in names:
         return None  # L or N with no tokens stated: the layers, or the length? not read
+    if not amount and unit in _FLOPS:
+        return None  # "\text{FLOPs} = 8 n d^2": the name of what is counted, not one FLOP
     if not amount:
         amount = "1"  # "\text{MiB}" alone: one MiB
     try:
