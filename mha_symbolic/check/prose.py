@@ -24,7 +24,7 @@ from lark import Lark, Token, Transformer, v_args
 from .normalise import normalise
 
 __all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "AxisClaim", "RankClaim", "RatioClaim",
-           "read", "settings", "constraints",
+           "read", "holds", "settings", "constraints",
            "conditions", "scope", "hypothetical"]
 
 
@@ -171,6 +171,41 @@ def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("prose.lark").read_text(encoding="utf-8")
     return Lark(grammar, start=["start", "mood"], parser="earley", lexer="dynamic", ambiguity="resolve",
                 propagate_positions=True)
+
+
+#: the terminals one of which every form that yields a statement holds (a number, a relation, a number word, ...):
+#: a sentence with none of them is not parsed (the parse costs time in proportion to the sentence's length)
+_TRIGGERS = ("RELATION", "DIGITS", "NUMBER_WORD", "ONE", "ONE_TOKEN", "SINGLE_HEAD_CASE", "THE_SAME", "ORDINAL",
+             "AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "UNIT_FRACTION")
+
+
+@lru_cache(maxsize=1)
+def _terminal_patterns() -> dict[str, re.Pattern[str]]:
+    """The grammar's terminals, compiled (searched directly where a parse is not needed)."""
+    return {t.name: re.compile(t.pattern.to_regexp()) for t in _parser().terminals}
+
+
+def _may_hold_a_form(plain: str) -> bool:
+    patterns = _terminal_patterns()
+    return any(patterns[name].search(plain) for name in _TRIGGERS)
+
+
+def holds(plain: str, *needs: tuple[str, ...]) -> bool:
+    """Does the text hold, for every group of terminal names, one of the group (a form's words, searched without
+    a parse)?  ``holds(s, ("AXIS",))``: a claim about rows or columns may be in it.  Readers ask this before
+    :func:`read` for the one kind of statement they need: most sentences hold none, and a parse costs time."""
+    patterns, text = _terminal_patterns(), "¶ " + plain  # as the parser sees it: after the first clause mark
+    return all(any(patterns[name].search(text) for name in group) for group in needs)
+
+
+#: what a size stated needs: a name, label or counted noun of a size, and a number (or the word one)
+_SETTING_NEEDS = (tuple(_SIZES) + tuple(_LABELS) + ("COUNTED_NOUN", "ONE_TOKEN", "SINGLE_HEAD_CASE", "HEAD", "KV_HEAD"),
+                  ("DIGITS", "NUMBER", "NUMBER_WORD", "ONE", "ONE_TOKEN", "SINGLE_HEAD_CASE", "THE_SAME"))
+#: what a bound needs: a bound word (else an inequality: one of RELATION's signs but "=" and "≈")
+_BOUND_NEEDS = (("BOUND_WORD", "BETWEEN"),)
+#: what a condition or a head or token scope needs: its word, and a number or an ordinal
+_SCOPE_NEEDS = (("CONDITION_WORD", "CONDITION_VERB", "HEAD_WORD", "TOKEN", "ONE_TOKEN"),
+                ("DIGITS", "NUMBER_WORD", "ORDINAL"))
 
 
 @lru_cache(maxsize=1)
@@ -420,14 +455,51 @@ def read(plain: str) -> tuple[tuple[int, Statement], ...]:
     """
     out: list[tuple[int, Statement]] = []
     for at, piece in _pieces(plain):
-        tree = _parser().parse("¶ " + piece, start="start")
-        out += [(at + k - 2, s) for k, s in _Reader("¶ " + piece).transform(tree)]
+        if not any("a" <= ch.lower() <= "z" for ch in piece) or not _may_hold_a_form(piece):
+            continue  # a piece of numbers, or of words without a number, relation or claim word: no form
+        out += [(at + k - 2, s) for k, s in _parsed("¶ " + piece)]
     return tuple(sorted(out, key=lambda x: x[0]))
 
 
 @lru_cache(maxsize=8192)
+def _parsed(piece: str) -> tuple[tuple[int, Statement], ...]:
+    """The statements of one piece as the grammar reads it (a piece repeated in a document is parsed once)."""
+    return tuple(_Reader(piece).transform(_parser().parse(piece, start="start")))
+
+
+#: the words a condition, a head scope or a token scope holds, how far before them such a form may start (the
+#: clause mark before "with"; "for the second" before "head") and how far after them it may reach (a condition's
+#: bindings; "head 2's")
+_SCOPE_WORDS = {"CONDITION_WORD": (3, 240), "CONDITION_VERB": (3, 240), "HEAD_WORD": (40, 16), "TOKEN": (40, 16)}
+
+
+@lru_cache(maxsize=8192)
+def _scope_statements(plain: str) -> tuple[tuple[int, Statement], ...]:
+    """The conditions and head or token scopes of a sentence, each with its offset: the sentence is parsed only
+    around the words such a form holds (see _SCOPE_WORDS), in windows merged where they meet."""
+    if not holds(plain, *_SCOPE_NEEDS):
+        return ()
+    patterns, text = _terminal_patterns(), "¶ " + plain
+    windows: list[list[int]] = []
+    for at, back, reach in sorted({(m.start(), back, reach) for name, (back, reach) in _SCOPE_WORDS.items()
+                                   for m in patterns[name].finditer(text)}):
+        lo, hi = max(0, at - back), min(len(text), at + reach)
+        if windows and lo <= windows[-1][1] and max(hi, windows[-1][1]) - windows[-1][0] <= _PIECE:
+            windows[-1][1] = max(hi, windows[-1][1])
+        else:
+            windows.append([lo, hi])
+    out: list[tuple[int, Statement]] = []
+    for lo, hi in windows:
+        piece = text[lo:hi]
+        if not holds(piece, _SCOPE_NEEDS[1]):
+            continue  # no number and no ordinal near the word: no binding, no numbered head or token
+        out += [(lo + k - 2, s) for k, s in _parsed(piece) if isinstance(s, (Condition, HeadScope, TokenScope))]
+    return tuple(sorted(set(out), key=lambda x: (x[0], repr(x[1]))))  # windows that met: each statement once
+
+
+@lru_cache(maxsize=8192)
 def _mood(plain: str) -> bool:
-    return any(_Reader(piece).transform(_parser().parse(piece, start="mood")) for _, piece in _pieces(plain))
+    return bool(_terminal_patterns()["HYPOTHETICAL_WORD"].search(plain))  # the mood rule's one word, searched
 
 
 def settings(prose: str) -> list[Setting]:
@@ -458,7 +530,7 @@ _DIMENSIONS = ("n", "d_model", "h", "d_k", "d_v", "g")
 
 
 def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
-    return [(k, s) for k, s in read(plain) if isinstance(s, Setting)]
+    return [(k, s) for k, s in read(plain) if isinstance(s, Setting)] if holds(plain, *_SETTING_NEEDS) else []
 
 
 def constraints(prose: str) -> list[Constraint]:
@@ -472,7 +544,9 @@ def constraints(prose: str) -> list[Constraint]:
     """
     found: list[tuple[int, Constraint]] = []
     for offset, sentence in _sentences(prose):
-        found += [(offset + k, s) for k, s in read(_plain(sentence)) if isinstance(s, Constraint)]
+        plain = _plain(sentence)
+        if any(sign in plain for sign in "<>≤≥≠") or holds(plain, *_BOUND_NEEDS):
+            found += [(offset + k, s) for k, s in read(plain) if isinstance(s, Constraint)]
     return [c for _, c in sorted(found, key=lambda x: x[0])]
 
 
@@ -491,7 +565,7 @@ def conditions(sentence: str) -> list[dict[str, int]]:
     >>> conditions("For $n = 3$ that is $6$; for $n = 4$, $h = 2$ it is $10$.")
     [{'n': 3}, {'n': 4, 'h': 2}]
     """
-    return [dict(s.sizes) for _, s in read(_plain(sentence)) if isinstance(s, Condition)]
+    return [dict(s.sizes) for _, s in _scope_statements(_plain(sentence)) if isinstance(s, Condition)]
 
 
 def scope(sentence: str) -> dict[str, int]:
@@ -504,7 +578,7 @@ def scope(sentence: str) -> dict[str, int]:
     ({'n': 3, 'd_k': 1}, {'head': 2, 'token': 1})
     """
     out: dict[str, int] = {}
-    for _, s in read(_plain(sentence)):
+    for _, s in _scope_statements(_plain(sentence)):
         if isinstance(s, Condition):
             for name, value in s.sizes:
                 out.setdefault(name, value)

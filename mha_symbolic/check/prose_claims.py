@@ -32,7 +32,10 @@ from typing import Any
 
 from ..errors import MHASymbolicError
 from .model import DocumentModel
-from .prose import AxisClaim, Condition, Constraint, RankClaim, _plain, _sentences, hypothetical, read
+from .prose import AxisClaim, Condition, Constraint, RankClaim, _plain, _sentences, holds, hypothetical, read
+
+#: the words an axis or a rank claim holds (prose.lark's terminals)
+_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT")
 
 __all__ = ["judge_prose_claims", "document_axes"]
 
@@ -61,7 +64,10 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
     for at, sentence in _sentences(whole):
         if not line_at <= at < line_at + len(text):
             continue  # the sentence starts on another line: judged there
-        statements = [s for _, s in read(_plain(sentence))]
+        plain = _plain(sentence)
+        if not holds(plain, _CLAIM_WORDS):
+            continue
+        statements = [s for _, s in read(plain)]
         if any(isinstance(s, (Condition, Constraint)) for s in statements) or hypothetical(sentence):
             continue  # about another configuration, or a claim under a condition
         for s in statements:
@@ -89,7 +95,8 @@ def document_axes(pieces: list[Any]) -> dict[str, int]:
     paragraphs = {p.sentence: None for p in pieces if p.kind == "prose"}  # each paragraph once, in order
     for paragraph in paragraphs:
         for _, sentence in _sentences(" ".join(paragraph.split("\n"))):
-            for _, s in read(_plain(sentence)):
+            plain = _plain(sentence)
+            for _, s in read(plain) if holds(plain, ("AXIS",)) else ():
                 if isinstance(s, AxisClaim) and _about_weights(s, sentence):
                     out[s.axis] += 1
     for p in pieces:
