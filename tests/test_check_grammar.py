@@ -101,6 +101,23 @@ CASES = {
 }
 
 
+#: every other alternative of a rule, and readings where two rules compete for the same words
+ALTERNATIVES = [
+    ("One head with $d_k = 2$ is enough.", [("set", "h", 1), ("set", "d_k", 2)]),  # single_head: ONE HEAD WITH
+    ("A single-head example first.", [("set", "h", 1)]),  # single_head: SINGLE_HEAD_CASE
+    ("There is only one kv head.", [("set", "g", 1)]),  # one_kv_head: ONLY ONE KV_HEAD
+    ("A layer with one head of the eight.", []),  # not_one_head outweighs single_head
+    ("Head 2: the keys.", [("head", 2)]),  # head_scope: a heading
+    ("Head 2's weights.", [("head", 2)]),  # head_scope: a possessive
+    ("Take $N = 5$ tokens, $h: 4$.", [("set", "n", 5), ("set", "h", 4)]),  # named_count; colon_setting
+]
+
+
+@pytest.mark.parametrize("sentence, expected", ALTERNATIVES)
+def test_alternatives_and_competing_readings(sentence, expected):
+    assert statements(sentence) == expected
+
+
 @pytest.mark.parametrize("rule", sorted(CASES))
 def test_rule_reads_its_form(rule):
     sentence, expected, _, _ = CASES[rule]
