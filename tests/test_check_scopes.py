@@ -443,3 +443,12 @@ def test_a_head_width_with_a_condition_word_in_a_later_paragraph_is_that_sentenc
     # in the paragraph that derives it, the same words contradict d_model / h = 128
     same = "We use $d_{model} = 2048$ and $h = 16$ heads, three keys with $d_k = 4$.\n"
     assert (1, "wrong") in flags(same) or (1, "inconsistent") in flags(same)
+
+
+def test_the_size_that_solves_a_condition_is_computed_there():
+    doc = ("Let $n = 128$ and $d = 768$.\n\n"
+           "The quadratic part catches up when $4 n^2 d = 8 n d^2$, that is at $n = 2d = %s$ tokens.\n")
+    assert statuses(doc % "1536", 3)[-1] == "correct" and flags(doc % "1536") == []
+    assert (3, "wrong") in flags(doc % "1436")  # 2d is 1536 there too
+    # without the condition, n = 2d = 1536 restates the document's n = 128 wrongly
+    assert (3, "wrong") in flags("Let $n = 128$ and $d = 768$.\n\nSo $n = 2d = 1536$ tokens.\n")

@@ -630,6 +630,7 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 
 #: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
+_CONDITIONAL = re.compile(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", re.I)
 _CONDITION_BEFORE = r"\b(?:when|whenever|if|once|unless|until|provided(?:\s+that)?|as\s+long\s+as)\s+\$\s*"
 #: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
 #: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
@@ -698,6 +699,11 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
                             or hypothetical(clause)) and \
                 any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... $n = 4$", "Toy example with"
+    solved = {dim_name(parts[0]): int(parts[-1])} if len(parts) > 2 and parts[-1].isdigit() else {}
+    if not sizes and solved and None not in solved and _CONDITIONAL.search(clause) and \
+            any(scopes.model_sizes(doc).get(k or "") not in (None, v) for k, v in solved.items()):
+        sizes = {k: v for k, v in solved.items() if k in _LOCAL_SIZES}  # "... catches up when $4n^2d = 8nd^2$,
+        # i.e. at $n = 2d = 1536$": the size that solves the sentence's condition, computed there
     if not sizes and doc.section_sizes:  # a section whose heading set its own example
         sizes = dict(doc.section_sizes)
     if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention
@@ -705,7 +711,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):
         return doc.local[1], doc.local[2]
     known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
-    conditional = bool(re.search(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", clause, re.I))
+    conditional = bool(_CONDITIONAL.search(clause))
     local = hypothetical(clause) or conditional or any(known.get(k) not in (None, v) for k, v in sizes.items()) \
         or any(k in doc.constrained for k in sizes)
     if not sizes or not local:
