@@ -219,3 +219,12 @@ def test_a_count_compared_with_multi_head_attention_speaks_of_its_own_model():
     assert judge_sentence(doc, "The V projection has 196608 parameters.")[0][0] == "correct"
     assert judge_sentence(doc, "The cache holds 512 values per token and layer, against 1536 in MHA.")[0][0] \
         == "correct"
+
+
+@pytest.mark.parametrize("stated, status", [("4,194,304", "correct"), ("4,194,404", "wrong")])
+def test_a_parameter_count_for_a_variant_named_after_it(stated, status):
+    # the document's own model is MQA (g = 1); the count is said to be for GQA-8
+    doc = ("We use $d_{model} = 4096$, $h = 32$ heads of $d_k = 128$ and $g = 1$ key/value head (MQA).\n\n"
+           f"The key projection $W^K$ is $4096 \\times 1024$ ({stated} parameters) for GQA-8.\n")
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 3 and f.kind == "number"] \
+        == [status]

@@ -29,7 +29,7 @@ import sympy
 from .arithmetic import arithmetic_value
 from .model import DocumentModel, as_int
 from .numbers import Verdict3
-from .prose import RatioClaim, read
+from .prose import RatioClaim, Variant, read, variants
 
 __all__ = ["judge_cache", "judge_parameters", "remember", "sizes", "cache_text"]
 
@@ -181,23 +181,28 @@ def _variant_before(s: str, at: int) -> str | int | None:
     'mqa'
     >>> _variant_before("With MHA (32 KV heads) the cache is 4 GiB", 35), _variant_before("The cache is 4 GiB", 13)
     (32, None)
+    >>> _variant_before("GQA-8 caches 2 GiB", 13)
+    8
     """
     sentence = re.split(r"(?<=[.;])\s+", s[:at])[-1]
-    found = list(re.finditer(r"\b(MHA|MQA|GQA|multi-head attention|multi-query attention|grouped-query attention)"
-                             r"(?:\s*\(\s*(?:(a\s+single|one|\d+)\s+(?:KV|key/value|key-value)\s+heads?)\s*\))?",
-                             sentence, re.I))
-    found = [f for f in found if not re.search(_RELATIVE, sentence[:f.start()], re.I)]  # "one eighth of the MHA cache"
-    if not found or re.match(r"gqa|grouped", found[-1].group(1), re.I):
+    found = [(k, v) for k, v in variants(sentence)  # not "one eighth of the MHA cache": a comparison
+             if not re.search(_RELATIVE, sentence[:k], re.I)]
+    if not found:
         return None
-    m = found[-1]  # the variant named last before the amount ("..., so MHA needs 384 MiB")
-    if re.search(r"\b(?:our|this)\s+(?:model|layer)\b", sentence[m.end():], re.I):
+    k, v = found[-1]  # the variant named last before the amount ("..., so MHA needs 384 MiB")
+    if re.search(r"\b(?:our|this)\s+(?:model|layer)\b", sentence[k + len(v.text):], re.I):
         return None  # "In MHA every head has its own keys, but our model caches ...": about the document's model
-    if m.group(2) and m.group(2)[0].isdigit():
-        return int(m.group(2))
-    name = m.group(1).lower()
-    if m.group(2) or name.startswith(("mqa", "multi-query")):
+    return _variant_heads(v)
+
+
+def _variant_heads(v: Variant) -> str | int | None:
+    """What a named variant sets: its key/value heads when stated ("GQA-8", "MHA (32 KV heads)"), "mqa" or "mha",
+    or None for grouped-query attention without a number (the document's own)."""
+    if v.kind == "mqa":
         return "mqa"
-    return "mha" if name.startswith(("mha", "multi-head")) else None
+    if v.kv_heads is not None:
+        return v.kv_heads
+    return None if v.kind == "gqa" else v.kind
 
 
 def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
@@ -317,6 +322,12 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
     mha = about_mha(s, m.start())
     if mha:
         model = model.replace_options(kv_heads=None)
+    named_after = [v for k, v in variants(s) if k >= m.end() and s[m.end():k].strip(" )").lower() in (
+        "for", "of", "in", "for the", "of the", "in the")]  # "(4,194,304 parameters) for GQA-8": that variant's
+    heads = _variant_heads(named_after[0]) if named_after else None
+    if heads is not None:
+        model = model.replace_options(kv_heads=None if heads in ("mha", as_int(M.dims.h)) else
+                                      1 if heads == "mqa" else heads)
 
     def entries(key: str) -> Any:
         return sum((w.shape[0] * w.shape[1] for w in model.inputs[key]), 0) if isinstance(model.inputs[key], list) \

@@ -24,7 +24,7 @@ from lark import Lark, Token, Transformer, v_args
 from .normalise import normalise
 
 __all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "AxisClaim", "RankClaim", "RatioClaim",
-           "read", "holds", "settings", "constraints",
+           "Variant", "read", "holds", "variants", "settings", "constraints",
            "conditions", "scope", "hypothetical"]
 
 
@@ -163,13 +163,23 @@ class RatioClaim:
     text: str
 
 
+@dataclass(frozen=True)
+class Variant:
+    """A variant of attention named in prose: ``kind`` "mha", "mqa" or "gqa", and the key/value heads it states
+    ("GQA-8", "MHA (32 KV heads)", "MQA (a single KV head)"), else None."""
+
+    kind: str
+    kv_heads: int | None
+    text: str
+
+
 Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim | RatioClaim
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("prose.lark").read_text(encoding="utf-8")
-    return Lark(grammar, start=["start", "mood"], parser="earley", lexer="dynamic", ambiguity="resolve",
+    return Lark(grammar, start=["start", "mood", "variants"], parser="earley", lexer="dynamic", ambiguity="resolve",
                 propagate_positions=True)
 
 
@@ -417,6 +427,20 @@ class _Reader(Transformer):  # type: ignore[type-arg]
             factor = str(number)
         return self._at(meta, RatioClaim(factor, _text(meta, self.sentence)))
 
+    @v_args(meta=True)
+    def variant(self, meta: Any, children: list[Token]) -> tuple[int, Variant]:
+        name = children[0].lower()
+        kind = "mha" if name.startswith(("mha", "multi-head")) else "mqa" if name.startswith(("mqa", "multi-query")) \
+            else "gqa"
+        heads: int | None = int(name.rsplit("-", 1)[1]) if name[-1].isdigit() else None  # "GQA-8"
+        if len(children) > 1:  # "(32 KV heads)", "(a single KV head)"
+            number = children[1].strip("( )").split()[0].lower()
+            heads = int(number) if number.isdigit() else 1
+        return meta.start_pos, Variant(kind, heads, _text(meta, self.sentence))
+
+    def variants(self, children: list[Any]) -> list[tuple[int, Variant]]:
+        return [c for c in children if isinstance(c, tuple)]
+
     def start(self, children: list[Any]) -> list[tuple[int, Statement]]:
         return [s for c in children if isinstance(c, list) for s in c]
 
@@ -495,6 +519,22 @@ def _scope_statements(plain: str) -> tuple[tuple[int, Statement], ...]:
             continue  # no number and no ordinal near the word: no binding, no numbered head or token
         out += [(lo + k - 2, s) for k, s in _parsed(piece) if isinstance(s, (Condition, HeadScope, TokenScope))]
     return tuple(sorted(set(out), key=lambda x: (x[0], repr(x[1]))))  # windows that met: each statement once
+
+
+@lru_cache(maxsize=1024)
+def variants(plain: str) -> tuple[tuple[int, Variant], ...]:
+    """The variants of attention a piece of plain prose names, each with its offset in ``plain``.
+
+    >>> [(k, v.kind, v.kv_heads) for k, v in variants("GQA-8 needs a quarter of the MHA (32 KV heads) cache")]
+    [(0, 'gqa', 8), (29, 'mha', 32)]
+    """
+    if not holds(plain, ("VARIANT_NAME",)):
+        return ()
+    out: list[tuple[int, Variant]] = []
+    for at, piece in _pieces(plain):
+        out += [(at + k - 2, v) for k, v in _Reader("¶ " + piece).transform(_parser().parse("¶ " + piece,
+                                                                                             start="variants"))]
+    return tuple(out)
 
 
 @lru_cache(maxsize=8192)
