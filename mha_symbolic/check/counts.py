@@ -205,6 +205,13 @@ def _variant_heads(v: Variant) -> str | int | None:
     return None if v.kind == "gqa" else v.kind
 
 
+def _as_variant(M: Any, variant: str | int) -> Any:
+    """The model with the key/value heads of a named variant: "mha" (or as many as query heads), "mqa", or a
+    number."""
+    return M.replace_options(kv_heads=None if variant in ("mha", as_int(M.dims.h)) else
+                             1 if variant == "mqa" else variant)
+
+
 def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
     from ..proofs.counts import kv_cache_per_token
 
@@ -222,9 +229,7 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
         return [("unchecked", "a cache for a batch of sequences: the batch size times the cache per sequence is not "
                  "read", None, "")]
     if variant is not None:  # "With MQA (a single KV head) it would be 16 KiB": that variant's cache
-        h = as_int(M.dims.h)
-        M = M.replace_options(kv_heads=None if variant == "mha" or variant == h else
-                              1 if variant == "mqa" else variant)
+        M = _as_variant(M, variant)
     elif amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
@@ -326,8 +331,7 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
         "for", "of", "in", "for the", "of the", "in the")]  # "(4,194,304 parameters) for GQA-8": that variant's
     heads = _variant_heads(named_after[0]) if named_after else None
     if heads is not None:
-        model = model.replace_options(kv_heads=None if heads in ("mha", as_int(M.dims.h)) else
-                                      1 if heads == "mqa" else heads)
+        model = _as_variant(model, heads)
 
     def entries(key: str) -> Any:
         return sum((w.shape[0] * w.shape[1] for w in model.inputs[key]), 0) if isinstance(model.inputs[key], list) \

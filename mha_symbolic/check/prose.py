@@ -220,9 +220,8 @@ _SCOPE_NEEDS = (("CONDITION_WORD", "CONDITION_VERB", "HEAD_WORD", "TOKEN", "ONE_
 
 @lru_cache(maxsize=1)
 def _size_patterns() -> dict[str, re.Pattern[str]]:
-    """The grammar's size-name terminals, compiled: a chain's side is a size name if one matches it whole."""
-    terminals = {t.name: t for t in _parser().terminals}
-    return {name: re.compile(terminals[name].pattern.to_regexp()) for name in _SIZES}
+    """The grammar's size-name terminals: a chain's side is a size name if one matches it whole."""
+    return {name: _terminal_patterns()[name] for name in _SIZES}
 
 
 def _text(meta: Any, sentence: str) -> str:
