@@ -28,6 +28,8 @@ The kinds of piece:
 * ``prose`` -- one line of a paragraph that has content beyond its math (inline math kept).
 * ``heading`` -- a heading's text.
 * ``unclosed`` -- a ``$$`` that opens no complete formula.
+* ``program`` (only when asked for) -- a whole block of code or code cell, ``value`` what it printed:
+  ``(text, line)`` of an output listing right after it in Markdown, ``(text, None)`` of a cell's output.
 
 ``line`` is 1-based, where the piece's own text starts (for a ``$$`` on its own line, the line
 after it); CRLF and lone CR count as one line break and a byte-order mark is ignored.  In a
@@ -58,7 +60,7 @@ import json
 import re
 import warnings
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import nbformat
@@ -217,13 +219,20 @@ def _around(lines: list[str], start: int, end: int) -> str:
     return "\n".join(lines[start:end]).strip()
 
 
-def _code(source: str, offset: int, cell: int | None, listing: bool = False) -> list[Piece]:
-    """Code pieces of ``source`` whose first line is line ``offset + 1``; a listing may hold outputs."""
+def _code(source: str, offset: int, cell: int | None, listing: bool = False,
+          printed: tuple[str, int | None] | None = None) -> list[Piece]:
+    """Code pieces of ``source`` whose first line is line ``offset + 1``; a listing may hold outputs.
+
+    Code that parses as Python also gives one ``program`` piece: the whole block, traced by
+    :mod:`.tracing`, with what it printed (``value``: the printed text and the line where a Markdown listing
+    of it starts, or ``None`` for a notebook cell's own output)."""
     pieces = [Piece("code", text, offset + line, cell, name=name, value=value)
               for line, text, name, value in statements(source)]
     if listing and not pieces:
         pieces = [Piece("output", text, offset + line + 1, cell, name=label, value=value)
                   for line, text, label, value in printed_values(source) if value is not None]
+    elif pieces:
+        pieces.insert(0, Piece("program", source, offset + 1, cell, value=printed))
     return pieces
 
 
@@ -246,6 +255,7 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
     pieces: list[Piece] = []
     caption, head, row, row_line = "", False, [], 1  # the current table
     columns: tuple[str, ...] = ()
+    last_program: Piece | None = None  # the block of code an output listing just after it shows the output of
     tokens = markdown_parser().parse(src)
     for k, token in enumerate(tokens):
         kind, where = token.type, token.map or [0, 1]
@@ -271,8 +281,14 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
             first = where[0] + (1 if kind == "fence" else 0)  # 0-based line before the code's first line
             if info in _MATH_FENCES:
                 pieces += _math(token.content, first + 1, True, token.content.strip(), cell)
-            else:
-                pieces += _code(token.content, first, cell, listing=kind == "fence" and info in _LISTING_FENCES)
+                continue
+            listing = kind == "fence" and info in _LISTING_FENCES
+            if listing and last_program is not None:
+                # an output listing right after a block of code (no other code between): what it printed
+                pieces[pieces.index(last_program)] = replace(last_program, value=(token.content, first + 1))
+            new = _code(token.content, first, cell, listing=listing)
+            pieces += new
+            last_program = next((q for q in new if q.kind == "program"), None)
     return sorted(pieces, key=lambda piece: piece.line)  # stable: a line's pieces keep their order
 
 
@@ -282,8 +298,8 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _outputs(outputs: Any, source: str, cell: int) -> list[Piece]:
-    """One piece per printed value of a code cell; lines count through the cell's printed text."""
+def _segments(outputs: Any) -> list[tuple[str, str]]:
+    """What a code cell printed: (kind, text) per stream run, result or display, in order."""
     segments: list[tuple[str, str]] = []
     for out in outputs if isinstance(outputs, list) else []:
         kind = out.get("output_type") if isinstance(out, dict) else None
@@ -297,6 +313,12 @@ def _outputs(outputs: Any, source: str, cell: int) -> list[Piece]:
             segments[-1] = ("stream", segments[-1][1] + _normalize(text))
         else:
             segments.append((kind, _normalize(text)))
+    return segments
+
+
+def _outputs(outputs: Any, source: str, cell: int) -> list[Piece]:
+    """One piece per printed value of a code cell; lines count through the cell's printed text."""
+    segments = _segments(outputs)
     calls, last = printing_names(source)
     items: list[tuple[int, str, str | None, Any, bool]] = []
     offset = 0
@@ -343,20 +365,25 @@ def _notebook(data: dict[str, Any]) -> list[Piece]:
         if cell.get("cell_type") == "markdown":
             pieces += _markdown(source, index)
         elif cell.get("cell_type") == "code":
-            pieces += _code(source, 0, index) + _outputs(cell.get("outputs"), source, index)
+            printed = "".join(t if t.endswith("\n") or not t else t + "\n" for _, t in _segments(cell.get("outputs")))
+            pieces += _code(source, 0, index, printed=(printed, None)) + _outputs(cell.get("outputs"), source, index)
     return pieces  # cell by cell, each in order
 
 
-def extract(text: str, name: str = "<text>") -> list[Piece]:
+def extract(text: str, name: str = "<text>", programs: bool = False) -> list[Piece]:
     """All pieces of a document in document order (see the module docstring).
 
     A ``.ipynb`` ``name``, or a text that parses as a notebook's JSON, is read as a notebook;
-    everything else as Markdown / plain text.
+    everything else as Markdown / plain text.  ``programs`` adds a ``program`` piece before the
+    statements of each block of code or code cell: the whole block, with what it printed.
     """
     src = _normalize(text)
     strict = name.lower().endswith(".ipynb")
+    pieces = None
     if strict or src.lstrip().startswith("{"):
         data = _notebook_data(src, name, strict)
         if data is not None:
-            return _notebook(data)
-    return _markdown(src, None)
+            pieces = _notebook(data)
+    if pieces is None:
+        pieces = _markdown(src, None)
+    return pieces if programs else [p for p in pieces if p.kind != "program"]

@@ -47,7 +47,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     source = _head_count_letter(repair.text)
     if decimal_comma(source):  # 1,5 GiB and 196 608 tokens: one number each, read with a point
         source = as_points(source)
-    pieces = extract(_cross_roles(source) if cross else source, name)
+    pieces = extract(_cross_roles(source) if cross else source, name, programs=True)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
@@ -354,6 +354,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 row = c.row if before is None or status not in ("wrong", "inconsistent") else \
                     _failing_row(before, c)
                 emit(p.line + row, c.text, status, message, expected, kind, basis)
+    elif p.kind == "program":
+        _traced(doc, p, row_emit)
     elif p.kind in ("code", "output") and p.name:
         if not grouped_code(doc, p, emit):
             code_statement(doc, p, emit)
@@ -386,6 +388,25 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+
+
+def _traced(doc: DocumentModel, p: Any, row_emit: Any) -> None:
+    """A block of code traced with the blocks before it (:mod:`.tracing`): its shape comments, the values printed
+    in its comments, and its printed output, each judged on its own line."""
+    from dataclasses import replace
+
+    from .tracing import Tracer
+
+    tracer = doc.memory.setdefault("tracer", Tracer())
+    printed, listing = p.value if p.value else (None, None)
+    for f in tracer.run(p.text, printed):
+        if not f.output:
+            where = replace(p, line=p.line + f.line - 1, text=f.text)
+        elif listing is None:
+            where = replace(p, line=f.line, text=f.text, output=True)
+        else:
+            where = replace(p, line=listing + f.line - 1, text=f.text)
+        row_emit(where, f.status, f.message, f.expected, f.kind, "traced")
 
 
 def _failing_row(before: DocumentModel, c: Any) -> int:
