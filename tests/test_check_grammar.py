@@ -19,6 +19,7 @@ from mha_symbolic.check.prose import (
     TokenScope,
     _pieces,
     _plain,
+    concluded,
     hypothetical,
     read,
     variants,
@@ -111,6 +112,9 @@ ALTERNATIVES = [
     ("Head 2: the keys.", [("head", 2)]),  # head_scope: a heading
     ("Head 2's weights.", [("head", 2)]),  # head_scope: a possessive
     ("Take $N = 5$ tokens, $h: 4$.", [("set", "n", 5), ("set", "h", 4)]),  # named_count; colon_setting
+    # condition: a configuration named before its sizes in parentheses
+    ("That is 512; for GPT-2 small ($h = 12$, $d_v = 64$) it is 768.", [("if", {"h": 12, "d_v": 64})]),
+    ("We use a model ($h = 8$) here.", [("set", "h", 8)]),  # no condition word: a setting
 ]
 
 
@@ -139,6 +143,13 @@ def test_hypothetical_mood():
     assert not hypothetical("The example uses $h = 8$.")
 
 
+def test_a_clause_that_draws_a_result():
+    assert concluded("Setting $h = 2$, we get ") and concluded("$d_{model} = 4$, $h = 2$, so ")
+    assert concluded("Il vient donc ") and concluded("and hence ")
+    assert not concluded("a single head with ") and not concluded("We get a bigger model, with ")
+    assert not concluded("the solo part ")  # a word that holds a conclusion word is not one
+
+
 def _rules() -> set[str]:
     grammar = resources.files("mha_symbolic.check").joinpath("prose.lark").read_text(encoding="utf-8")
     return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
@@ -146,10 +157,10 @@ def _rules() -> set[str]:
 
 def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
-    # start rules of the mood and of variants have tests of their own
-    parts = {"start", "mood", "hypothetical", "variants", "variant", "term", "first_term", "arith", "binding",
-             "size_binding", "count_binding", "size_name", "rank_value", "size_product", "rank_relation", "matrix",
-             "factor"}
+    # start rules of the mood, of variants and of conclusions have tests of their own
+    parts = {"start", "mood", "hypothetical", "variants", "variant", "conclusions", "conclusion", "term",
+             "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
+             "size_product", "rank_relation", "matrix", "factor"}
     assert _rules() - parts == set(CASES)
 
 

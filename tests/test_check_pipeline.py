@@ -187,10 +187,11 @@ def test_notebook_stacked_heads_counted_from_zero():
              "data": {"text/plain": "tensor([[0., 1.],\n        [1., 0.]])"}}]}]}
     # head 1 (0-based): X W_q[1] = [[0, 1], [1, 0]], X W_k[1] = I, so S[1] = [[0, 1], [1, 0]]
     out = [f for f in findings(json.dumps(nb), "nb.ipynb") if f.output]
-    assert [(f.cell, f.status) for f in out if f.basis != "traced"] == [(1, "correct")]
-    assert [(f.line, f.status) for f in out if f.basis == "traced"] == [(1, "correct"), (2, "correct")]
+    # the printout is what the code's trace computes, line by line (what the names would suggest is not asked)
+    assert [(f.line, f.status, f.basis) for f in out] == [(1, "correct", "traced"), (2, "correct", "traced")]
     nb["cells"][1]["outputs"][0]["data"]["text/plain"] = "tensor([[1., 0.],\n        [1., 1.]])"  # that is S[0]
-    assert [f.status for f in findings(json.dumps(nb), "nb.ipynb") if f.output] == ["wrong"]
+    out = [f for f in findings(json.dumps(nb), "nb.ipynb") if f.output]
+    assert {f.status for f in out} == {"wrong"} and {(f.line, f.basis) for f in out} >= {(1, "traced"), (2, "traced")}
 
 
 def test_a_second_example_starts_afresh():

@@ -292,6 +292,7 @@ class DocumentModel:
     rows: bool = False  # the document says its tokens are rows (X in R^{n x d}, or a row-convention formula held)
     columns: bool = False  # tokens are columns (X is d_model x n): shapes and matrix formulas are not judged
     unscaled_s: bool = False  # the document's S_i = Q_i K_i^T held (S is not the scaled scores here)
+    own_width: bool = False  # the document never writes d_k = d_model / h: a d_k it sets is a size of its own
     causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
@@ -399,7 +400,7 @@ class DocumentModel:
             if d_model is None and h is not None and d.get("d_k") is not None and d.get("d_v", d["d_k"]) == d["d_k"]:
                 d_model = h * d["d_k"]  # the usual d_model = h d_k; a document with its own d_v != d_k (a block of
                 # its own design) fixes d_model only where it says so
-            d_k = d.get("d_k") if d_model is None or h is None else None
+            d_k = d.get("d_k") if d_model is None or h is None or self.own_width and "d_k" in self.dims else None
             try:
                 self._model = MultiHeadAttention(d.get("n"), d_model, h, d_k=d_k, convention=self.convention,
                                                  **({"d_v": d["d_v"]} if d.get("d_v") is not None else {}))

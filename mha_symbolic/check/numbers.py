@@ -186,7 +186,7 @@ def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str
                    raw: list[Any] | None = None) -> Verdict3:
     for k, op in enumerate(ops):
         a, b = values[k], values[k + 1]
-        places = _places(tex[k] + " " + tex[k + 1])
+        places = _stated_places(tex[k], tex[k + 1], op)
         holds = _holds(a, b, op, places)
         if holds is False and raw is not None and op in ("eq", "approx") and \
                 _balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]):
@@ -209,6 +209,16 @@ def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
     if A is None or B is None or len(A) != len(B):
         return False
     return all(x.overlaps(y) for x, y in zip(A, B, strict=True))
+
+
+def _stated_places(left: str, right: str, op: str) -> int | None:
+    """The precision a relation is read at: an approximate value written as a bare number (``0.6728 / 0.1636
+    \approx 4.11``) at its own places; otherwise the most precise number on either side."""
+    if op == "approx":
+        for side in (right, left):
+            if re.fullmatch(r"\s*-?\d+\.\d+\s*", side):
+                return _places(side)
+    return _places(left + " " + right)
 
 
 def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:

@@ -52,8 +52,10 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
     doc.causal_text = bool(CAUSAL_WORDS.search(repair.text))
-    doc.columns = bool(_COLUMNS.search(repair.text)) and not _ROWS.search(repair.text)
-    doc.rows = bool(_ROWS.search(repair.text))  # X in R^{n x d}: tokens are rows (or a row formula holds, below)
+    doc.own_width = not _states_width_relation(pieces)
+    declared = _declared_convention(pieces)  # X in R^{d x n}: tokens are columns; R^{n x d}: rows
+    doc.columns = "columns" in declared and "rows" not in declared
+    doc.rows = "rows" in declared  # (or a formula of the row convention holds, below)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]"
@@ -129,6 +131,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         for k, v in doc.values.items():  # the line each given value came from (the evidence of later verdicts)
             if given_on.get(k, (None,))[0] is not v:
                 given_on[k] = (v, p.line)
+    printouts = doc.memory.get("printouts", set())  # what the code prints, judged by its trace: names are not guessed
+    report.findings = [f for f in report.findings if f.basis == "traced" or (f.cell, f.output, f.line) not in printouts]
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
 
@@ -207,9 +211,62 @@ def _cross_roles(text: str) -> str:
 
 _VERDICTS = ("correct", "wrong", "inconsistent", "assumed")
 #: a document whose tokens are columns: "one token per column", "tokens as column vectors", X in R^{d_model x n}
-_COLUMNS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*(?:d_?\{?(?:\\text\{|\\mathrm\{)?model\}*|d|D|E)\s*"
-                      r"\\times\s*(?:n|N|L|T)\s*\}")  # X in R^{d_model x n} (or d x n): tokens are X's columns
-_ROWS = re.compile(r"X\}?\s*\\in\s*\\mathbb\{R\}\^\{\s*(?:n|N|L|T)\s*\\times\s*d")
+
+
+def _drawn(p: Any) -> bool:
+    """Is this formula drawn as a result by the clause before it ("..., we get $d_k = 4$", "so $d_k = 2$")?"""
+    from .prose import concluded
+
+    at = (p.sentence or "").find(p.text)
+    return at > 0 and concluded(p.sentence[:at].rstrip("$ "))
+
+
+def _declared_convention(pieces: list[Any]) -> set[str]:
+    r"""How the document stores its tokens, read from the shape it declares for its input: a chain of a formula
+    that starts at ``X`` and ends in a space ``\mathbb{R}^{a \times b}`` (``X \in \mathbb{R}^{d \times n}``,
+    ``X = [x_1 \cdots x_n] \in \mathbb{R}^{d \times n}``): rows when ``a`` is the number of tokens and ``b`` the
+    model width, columns the other way round (both when the document declares both)."""
+    from .read import chains
+
+    found: set[str] = set()
+    for p in pieces:
+        if p.kind != "math" or "X" not in p.text or "mathbb" not in p.text:
+            continue
+        for c in chains(p.text):
+            if len(c.sides) < 2 or c.ops[-1] != "in" or re.sub(r"\\mathbf\{(\w)\}|[{}\s]", r"\1", c.sides[0]) != "X":
+                continue
+            space = re.fullmatch(r"\s*\\mathbb\{R\}\^\{(.+)\}\s*", c.sides[-1])
+            axes = [dim_name(a.strip()) for a in space.group(1).split("\\times")] if space else []
+            if axes in (["n", "d_model"], ["d_model", "n"]):
+                found.add("rows" if axes[0] == "n" else "columns")
+    return found
+
+
+def _states_width_relation(pieces: list[Any]) -> bool:
+    """Does the document write its head width as d_model / h (``d_k = d_{model}/h``, ``d_k = \frac{d}{h}``,
+    ``d_k = d_model // h`` in code)?  Then a d_k it states is judged by that relation; otherwise a d_k it sets is a
+    size of its own (a single head projecting 3 dimensions to 2)."""
+    from .read import chains
+
+    def names(text: str) -> set[str | None]:
+        return {dim_name(t) for t in re.findall(r"[A-Za-z]+(?:_\{[^{}]*\}|_\\(?:text|mathrm)\{\w+\}|_\w+)?", text)}
+
+    for p in pieces:
+        if p.kind == "math":
+            pairs = [(a, b) for c in chains(p.text) for a in c.sides for b in c.sides if a is not b]
+        elif p.kind == "code" and p.name and "=" in p.text:
+            pairs = [(p.name, p.text.split("=", 1)[1])]
+        elif p.kind == "prose":
+            pairs = [(a, b) for m in re.finditer(r"([A-Za-z][\w{}\\]*)\s*=\s*([^=,;$`]+)", p.text)
+                     for a, b in [m.groups()]]
+        else:
+            continue
+        for a, b in pairs:
+            if dim_name(a.strip()) in ("d_k", "d_v") and {"d_model", "h"} <= names(b) and ("/" in b or "frac" in b):
+                return True
+    return False
+
+
 _H_IS_HEADS = re.compile(r"\$\s*H\s*=\s*\d+\s*\$[^.$]{0,40}?\bheads?\b"
                          r"|\bnumber\s+of\s+(?:attention\s+|query\s+)?heads\b[^.$]{0,20}\$\s*H\s*(?:=\s*\d+\s*)?\$"
                          r"|\$\s*H\s*\$\s*(?:attention\s+|query\s+)?heads\b", re.I)
@@ -337,6 +394,19 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", f"refers to the earlier example where {size} = "
                      f"{c.sides[-1].strip()} (line {doc.earlier(size, int(c.sides[-1]))})", kind="setting")
                 continue
+            names = [dim_name(x) for x in c.sides[:-1]] if size is not None else []
+            own = doc.own_width and any(name in ("d_k", "d_v") for name in names) and \
+                not any(name in doc.dims for name in names) and not _drawn(p)  # d_k = d_v = 2: the document's own
+            if names and all(names) and c.sides[-1].strip().isdigit() and here is doc and \
+                    (own or len(names) > 1 and any(doc.new_example(str(name), int(c.sides[-1])) for name in names)):
+                # d = d_k = d_v = 2 after d = 512: each of the sizes named is set, in another example
+                for name in names:
+                    doc.bind_dim(str(name), int(c.sides[-1]))
+                emit(p.line + c.row, c.text, "given", f"sets {', '.join(map(str, names))} = {c.sides[-1].strip()}"
+                     + (" (the document's own head width: it never writes d_k = d_model / h)" if own else
+                        " in another example (the earlier sizes and values, bound in another paragraph, no longer "
+                        "apply)"), kind="setting")
+                continue
             if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
                     _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1]), len(c.sides) > 2):
                 # d_k = 512/16 = 32 in a paragraph of its own, after d_k = 64 elsewhere: another configuration
@@ -407,6 +477,8 @@ def _traced(doc: DocumentModel, p: Any, row_emit: Any) -> None:
         else:
             where = replace(p, line=listing + f.line - 1, text=f.text)
         row_emit(where, f.status, f.message, f.expected, f.kind, "traced")
+        if f.output and f.line in tracer.confirmed:  # a printed value the code's trace confirmed as a whole
+            doc.memory.setdefault("printouts", set()).add((where.cell, where.output, where.line))
 
 
 def _failing_row(before: DocumentModel, c: Any) -> int:

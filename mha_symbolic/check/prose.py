@@ -179,8 +179,8 @@ Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClai
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("prose.lark").read_text(encoding="utf-8")
-    return Lark(grammar, start=["start", "mood", "variants"], parser="earley", lexer="dynamic", ambiguity="resolve",
-                propagate_positions=True)
+    return Lark(grammar, start=["start", "mood", "variants", "conclusions"], parser="earley", lexer="dynamic",
+                ambiguity="resolve", propagate_positions=True)
 
 
 #: the terminals one of which every form that yields a statement holds (a number, a relation, a number word, ...):
@@ -569,7 +569,13 @@ _DIMENSIONS = ("n", "d_model", "h", "d_k", "d_v", "g")
 
 
 def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
-    return [(k, s) for k, s in read(plain) if isinstance(s, Setting)] if holds(plain, *_SETTING_NEEDS) else []
+    """The settings of one sentence; the key/value heads of a variant it names ("MHA (32 KV heads)") are that
+    variant's, not a size of the document's model."""
+    if not holds(plain, *_SETTING_NEEDS):
+        return []
+    named = [(k, k + len(v.text)) for k, v in variants(plain) if v.kv_heads is not None]
+    return [(k, s) for k, s in read(plain) if isinstance(s, Setting) and
+            not (s.name == "g" and any(a <= k < b for a, b in named))]
 
 
 def constraints(prose: str) -> list[Constraint]:
@@ -626,6 +632,16 @@ def scope(sentence: str) -> dict[str, int]:
         elif isinstance(s, TokenScope):
             out.setdefault("token", s.token)
     return out
+
+
+def concluded(before: str) -> bool:
+    """Does the clause before a statement draw it as a result ("we get", "so", "hence") rather than choose it?
+
+    >>> concluded("Setting $h = 2$, we get "), concluded("a single head with ")
+    (True, False)
+    """
+    clause = re.split(r"[,;:.](?:\s|$)", before)[-1]
+    return holds(_plain(clause), ("CONCLUSION_WORD",))
 
 
 def hypothetical(sentence: str) -> bool:

@@ -71,32 +71,37 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         emit(p.line, p.text, "given", f"the sentence compares {name} = {values}: it binds none of them",
              kind="setting")
     for s in (x for x in said if x.name not in compared):
-        known = doc.known_dims().get(s.name)
-        if s.name == "h" and known not in (None, s.value) and doc.known_dims().get("g") == s.value:
-            continue  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
-        variant = s.name == "g" and re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b", p.text, re.I)
-        scenario = _another_scenario(p.text) or _another_scenario(p.clause or "")
-        if known is not None and known != s.value and not variant and not scenario and \
-                doc.new_example(s.name, int(s.value)):
-            known = None  # "one head with d_k = 2" in a paragraph of its own, after "two heads" before it
-        if known is None:
-            doc.bind_dim(s.name, int(s.value))
-            emit(p.line, p.text, "given", f"sets {s.name} = {s.value}", kind="setting")
-        elif known != s.value and variant:
-            emit(p.line, p.text, "given", f"g = {s.value} of the variant this line is about ({known} in the "
-                 "document's model)", kind="setting")
-        elif known != s.value and scenario:
-            emit(p.line, p.text, "given", f"a condition of this sentence only ({s.name} = {s.value}; {known} "
-                 "elsewhere)", kind="setting")
-        elif known != s.value and doc.earlier(s.name, int(s.value)) is not None:
-            emit(p.line, p.text, "given", f"refers to the earlier example where {s.name} = {s.value} (line "
-                 f"{doc.earlier(s.name, int(s.value))})", kind="setting")
-        elif known != s.value:
-            emit(p.line, p.text, "inconsistent", f"{s.name} is {known} earlier in this paragraph (line "
-                 f"{doc.bound_line.get(s.name, '?')})", str(known), "setting", "computed")
-        else:  # nothing computed: a restated setting is given, not "correct"
-            emit(p.line, p.text, "given", f"restates {s.name} = {known}" + (
-                f" (line {doc.bound_line[s.name]})" if s.name in doc.bound_line else ""), kind="setting")
+        _setting(doc, p, emit, s.name, int(s.value))
+
+
+def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int) -> None:
+    """A size the line sets (in words or in inline code): bound, or another example's (in a paragraph of its own),
+    or a condition of its sentence, or restated -- and ``inconsistent`` only against its own paragraph."""
+    known = doc.known_dims().get(name)
+    if name == "h" and known not in (None, value) and doc.known_dims().get("g") == value:
+        return  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
+    variant = name == "g" and re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b", p.text, re.I)
+    scenario = _another_scenario(p.text) or _another_scenario(p.clause or "")
+    if known is not None and known != value and not variant and not scenario and doc.new_example(name, value):
+        known = None  # "one head with d_k = 2" in a paragraph of its own, after "two heads" before it
+    if known is None:
+        doc.bind_dim(name, value)
+        emit(p.line, p.text, "given", f"sets {name} = {value}", kind="setting")
+    elif known != value and variant:
+        emit(p.line, p.text, "given", f"g = {value} of the variant this line is about ({known} in the "
+             "document's model)", kind="setting")
+    elif known != value and scenario:
+        emit(p.line, p.text, "given", f"a condition of this sentence only ({name} = {value}; {known} "
+             "elsewhere)", kind="setting")
+    elif known != value and doc.earlier(name, value) is not None:
+        emit(p.line, p.text, "given", f"refers to the earlier example where {name} = {value} (line "
+             f"{doc.earlier(name, value)})", kind="setting")
+    elif known != value:
+        emit(p.line, p.text, "inconsistent", f"{name} is {known} earlier in this paragraph (line "
+             f"{doc.bound_line.get(name, '?')})", str(known), "setting", "computed")
+    else:  # nothing computed: a restated setting is given, not "correct"
+        emit(p.line, p.text, "given", f"restates {name} = {known}" + (
+            f" (line {doc.bound_line[name]})" if name in doc.bound_line else ""), kind="setting")
 
 
 def _another_scenario(sentence: str) -> bool:
@@ -164,6 +169,10 @@ def _code_spans(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int]) -
         if len(c) == 2 and c[1].isdigit() and (_another_scenario(p.text) or _another_scenario(p.clause or "")):
             emit(p.line, p.text, "given", f"a condition of this sentence only ({tex[0]} = {c[1]}: another "
                  "configuration)", kind="setting")
+            continue
+        if len(c) == 2 and c[1].isdigit() and (dim_name(c[0]) not in ("d_k", "d_v") or doc.own_width):
+            # `d_model = 512`: a size set in code, read like one set in words (a head width d_model / h is judged)
+            _setting(doc, p, emit, str(dim_name(c[0])), int(c[1]))
             continue
         got = judge(doc, tex, ["eq"] * (len(tex) - 1), p.text)
         if got is not None:

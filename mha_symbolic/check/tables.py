@@ -191,7 +191,8 @@ def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         labels = (p.name or "").split("|")
         values = p.value if isinstance(p.value, list) else None
         if values is None and p.text:
-            m = re.match(r"\s*(\d{1,3}(?:,\d{3})+|\d+)(?![\d.])", p.text.split("|")[-1])
+            m = re.fullmatch(r"\s*\**\s*(\d{1,3}(?:,\d{3})+|\d+)\s*\**\s*(?:\(.*\))?\s*",
+                             p.text.split("|")[-1])  # "128 ($= D/h$)" a size; "2 GiB" an amount
             values = [int(m.group(1).replace(",", ""))] if m else None
         words = re.sub(r"\$[^$]*\$", " ", " ".join(x for x in labels if not re.match(r"\s*\d", x))).lower()
         meaning = next((size for pattern, size in _MEANINGS if re.search(pattern, words)), None)

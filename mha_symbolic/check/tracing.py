@@ -209,11 +209,12 @@ class Tracer:
         self.members: dict[str, Any] = {}
         self.user_prints = False  # a function or class of the document prints: its calls print unknown lines
         self.doubted = False  # a printout contradicted the code as a whole: values are no longer compared
+        self.confirmed: set[int] = set()  # lines of the printed output whose whole printed value the trace confirmed
 
     # ----- entry point --------------------------------------------------------------------------------------
     def run(self, source: str, printed: str | None = None) -> list[Finding]:
         """Trace ``source`` (one code block or cell) and judge its comments and its ``printed`` output."""
-        self.findings, self.printed = [], []
+        self.findings, self.printed, self.confirmed = [], [], set()
         self.source_lines = source.split("\n")
         try:
             tree = ast.parse(_blank_magics(source))
@@ -1005,6 +1006,8 @@ class Tracer:
                           [_number_tokens(x) for _, x in pairs]):
             self.disagree(start + 1, lines[start])
             return True
+        if all(w is None for _, _, w, _ in verdicts):
+            self.confirmed.update(range(start + 1, start + len(block) + 1))
         for line, text, wrong, has_numbers in verdicts:
             if wrong is not None:
                 self.add(line, "wrong", f"the code prints {wrong[0][0]} here, not {wrong[1]}", "number",
