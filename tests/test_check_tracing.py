@@ -145,3 +145,27 @@ def test_in_a_notebook_the_cells_share_their_names() -> None:
     got = [(f.cell, f.line, f.output, f.status) for f in check_document(nb, "nb.ipynb").findings
            if f.basis == "traced"]
     assert got == [(1, 1, True, "wrong"), (1, 2, True, "correct")]
+
+
+def test_arithmetic_in_comments() -> None:
+    code = ("B, h, n, d_k = 2, 12, 10, 64\n"
+            "# QK^T: 2 * B * h * n * n * d_k = 2 * 2 * 12 * 10 * 10 * 64 = 307,200 FLOPs\n"
+            "# QK^T: 2 * B * h * n * n * d_k = 2 * 2 * 12 * 10 * 10 * 64 = 153,600 FLOPs\n"
+            "x = 1  # 2048 // 16 = 128\n"
+            "# 2 * 8 * 128 * 2 bytes = 4096 bytes = 4 KiB\n"
+            "# 2 * 8 * 128 * 2 bytes = 4096 bytes = 2 KiB\n"
+            "# 2 * 12 * 1024**2 * 64 = 1,610,612,736 FLOPs  (~1.61 GFLOPs)\n"
+            "# the weight 2 / 3 = 0.6667 (written to four places)\n"
+            "# x = x + 1, d_k = 64, (B, n, d) = (2, 10, 64)\n"
+            "# per head: B * h * m * m = 4800 (m is never given)\n")
+    assert verdicts(code) == [(2, "correct"), (3, "wrong"), (4, "correct"), (5, "correct"), (6, "wrong"),
+                              (7, "correct"), (8, "correct")]
+    messages = [f.message for f in Tracer().run(code) if f.status == "wrong"]
+    assert messages == ["2 * 2 * 12 * 10 * 10 * 64 = 307200, not 153600 FLOPs", "4096 bytes = 4096, not 2 KiB"]
+
+
+def test_the_comment_on_a_print_says_what_it_shows() -> None:
+    code = ("import torch\nimport torch.nn as nn\nfused = nn.Linear(768, 3 * 768)\n"
+            "print(fused.weight.shape)  # torch.Size([2304, 768])\n"
+            "print(fused.weight.shape)  # torch.Size([768, 2304])\n")
+    assert verdicts(code) == [(4, "correct"), (5, "wrong")]

@@ -223,10 +223,14 @@ class Tracer:
         self.comments = _comments(source)
         last_value: Any = None
         body = tree.body
+        done = 0  # comments up to this line have been read for their arithmetic
         for k, node in enumerate(body):
+            done = self.arithmetic_before(node.lineno - 1, done)
             value = self.statement(node, self.env)
             if k == len(body) - 1 and isinstance(node, ast.Expr) and not _is_print(node.value):
                 last_value = value
+            done = self.arithmetic_before(node.end_lineno or node.lineno, done)
+        self.arithmetic_before(len(self.source_lines), done)
         if printed is not None and self.printed is not None:
             shown = list(self.printed)
             if body and isinstance(body[-1], ast.Expr) and not _is_print(body[-1].value):
@@ -278,6 +282,8 @@ class Tracer:
             if _is_print(node.value):
                 assert isinstance(node.value, ast.Call)
                 self.print_call(node.value, env)
+                if len(node.value.args) == 1:  # print(x.shape)  # torch.Size([2, 3]): the comment says what it shows
+                    self.check_comment(node, self.expr(node.value.args[0], env), env)
                 return None
             call = node.value
             if isinstance(call, ast.Call) and _dotted(call.func) in ("np.set_printoptions", "numpy.set_printoptions"):
@@ -787,6 +793,66 @@ class Tracer:
         values = None if x.values is None else getattr(np, name)(x.values, axis=ks, keepdims=keep)
         return Tensor(shape, values, x.claimed, x.torch)
 
+    # ----- comments: arithmetic written beside the code ----------------------------------------------------------
+    def arithmetic_before(self, last: int, done: int) -> int:
+        """Judge the arithmetic of the comments on lines ``done + 1 .. last`` (with the sizes bound so far)."""
+        for line in range(done + 1, last + 1):
+            if line in self.comments:
+                self.judge_arithmetic(line, self.comments[line])
+        return max(done, last)
+
+    def judge_arithmetic(self, line: int, comment: str) -> None:
+        """``# 2 * 8 * 128 * 2 bytes = 4096 bytes = 4 KiB``: each side that is arithmetic (sizes the code bound may
+        stand in it) is compared with the next; a side that is not arithmetic is left out."""
+        sides = _arithmetic_sides(comment)
+        if sides is None:
+            return
+        values: list[tuple[str, Any, str | None, str]] = []  # (text, value, the number as written, op before)
+        for text, op in sides:
+            try:
+                values.append((text, self.arithmetic_value(text), _written_number(text), op))
+            except (Unknown, SyntaxError, ValueError, TypeError, ZeroDivisionError, OverflowError):
+                values.append((text, None, None, op))
+        compared = False
+        for (ta, a, _, _), (tb, b, written, op) in zip(values, values[1:], strict=False):
+            if a is None or b is None:
+                continue
+            ok = _agrees(written, float(a)) if written is not None and "." in written else \
+                (op == "approx" and abs(float(a) - float(b)) <= 0.5) or simplify(a - b) == 0
+            compared = True
+            if not ok:
+                self.add(line, "wrong", f"{ta.strip()} = {_plain_number(a)}, not {tb.strip()}", "number",
+                         _plain_number(a))
+                return
+        if compared:
+            self.add(line, "correct", "the arithmetic of the comment (with the sizes the code sets)", "number")
+
+    def arithmetic_value(self, text: str) -> Any:
+        expression, factor = _with_unit(text)
+        tree = ast.parse(expression.strip(), mode="eval").body
+        return _size(self.arith_node(tree)) * factor
+
+    def arith_node(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value,
+                                                                                                       bool):
+            return Integer(node.value) if isinstance(node.value, int) else nsimplify(str(node.value))
+        if isinstance(node, ast.Name):
+            value = self.env.get(node.id)
+            if isinstance(value, Expr) and value.is_number:
+                return value
+            raise Unknown(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.arith_node(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv,
+                                                                ast.Pow)):
+            a, b = self.arith_node(node.left), self.arith_node(node.right)
+            if isinstance(node.op, ast.Pow) and (not b.is_Integer or abs(b) > 64):
+                raise Unknown("power")
+            if isinstance(node.op, ast.Div):
+                return a / b
+            return _arith(node.op, a, b)
+        raise Unknown("not arithmetic")
+
     # ----- comments: the shapes written beside the code ---------------------------------------------------------
     def declare(self, line: int, env: dict[str, Any]) -> None:
         """``def forward(self, x):  # x: (B, n, d_model)``: a comment gives an argument's shape."""
@@ -826,6 +892,15 @@ class Tracer:
             layer = _target_name(node.targets[0]) if isinstance(node, ast.Assign) else None
             self.judge_shape(line, layer or "the layer", Tensor((value.fan_out, value.fan_in)),
                              _shapes_after(comment, "weight"), env, what="weight")
+            return
+        if isinstance(value, tuple) and value and all(isinstance(v, Expr) for v in value):  # a shape itself
+            shapes = _result_shapes(comment)
+            if shapes:
+                shown: ast.AST = node
+                if isinstance(node, (ast.Expr, ast.Assign)):
+                    shown = node.value.args[0] if isinstance(node.value, ast.Call) and node.value.args and \
+                        _is_print(node.value) else node.value
+                self.judge_shape(line, ast.unparse(shown).removesuffix(".shape"), Tensor(tuple(value)), shapes, env)
             return
         if isinstance(value, Tensor):
             name = _target_name(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 \
@@ -1344,6 +1419,57 @@ def _printed_comment(comment: str, comments: dict[int, str], line: int, lines: l
     close = last.rfind("]")
     out[-1] = (out[-1][0], last[:close + 1] + (")" if "(" in out[0][1][:7] else ""))
     return out
+
+
+#: units an amount in a comment may carry: bytes (binary multiples) and plain counts
+_UNITS = {"b": 1, "byte": 1, "bytes": 1, "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40,
+          "params": 1, "parameters": 1, "flops": 1, "flop": 1, "elements": 1, "values": 1, "entries": 1,
+          "scores": 1, "weights": 1, "multiply-adds": 1, "macs": 1}
+_TERM = r"(?:\d+(?:\.\d+)?|[A-Za-z_]\w*)"
+_EXPR = rf"\(?\s*{_TERM}(?:\s*(?:\*\*|//|[*/+\-])\s*\(?\s*{_TERM}\s*\)?)*\s*\)?"
+_UNIT = r"(?:\s+(?i:[KMGT]iB|B|bytes?|params|parameters|FLOPs?|elements|values|entries|scores|weights|MACs))?"
+
+
+def _arithmetic_sides(comment: str) -> list[tuple[str, str]] | None:
+    """The sides of the arithmetic a comment writes, each with the relation before it (``eq``/``approx``): the
+    first side is the arithmetic that ends it ("all 32 layers: 32 * 4096"), the last the amount that starts it
+    ("128 KiB per token").  None when the comment writes no such chain."""
+    text = comment.replace("×", "*").replace("·", "*").replace("−", "-").replace("^", "**")
+    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+    parts = re.split(r"(?<![=<>!])(=|≈|~=)(?![=>])", text)
+    if len(parts) < 3 or not re.search(r"\d", text):
+        return None
+    sides, ops = parts[0::2], ["eq"] + ["approx" if op != "=" else "eq" for op in parts[1::2]]
+    first = re.search(rf"({_EXPR}{_UNIT})\s*$", sides[0])
+    last = re.match(rf"\s*[~≈]?\s*({_EXPR}{_UNIT})(?![\w.])", sides[-1])
+    middle = [re.fullmatch(rf"\s*[~≈]?\s*({_EXPR}{_UNIT})\s*", x) for x in sides[1:-1]]
+    found = [first] + middle + [last]
+    out = [(m.group(1), op) if m else ("", op) for m, op in zip(found, ops, strict=True)]
+    if not any(re.search(r"\*\*|//|[*/+]", t) for t, _ in out):
+        return None  # a chain without arithmetic ("d_k = 64") sets or restates; it is not worked out here
+    target = out[0][0].strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", target) and re.search(rf"\b{target}\b", sides[1]):
+        return None  # "# x = x + 1": code in a comment, an assignment and not a claim
+    return out
+
+
+def _with_unit(text: str) -> tuple[str, int]:
+    m = re.fullmatch(rf"({_EXPR})\s*([A-Za-z-]+)?\s*", text)
+    if not m or not text.strip():
+        raise Unknown("not an amount")
+    unit = (m.group(2) or "").lower()
+    if unit and unit not in _UNITS:
+        raise Unknown(unit)
+    return m.group(1), _UNITS.get(unit, 1)
+
+
+def _written_number(text: str) -> str | None:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*[A-Za-z-]*\s*", text)
+    return m.group(1) if m else None
+
+
+def _plain_number(value: Any) -> str:
+    return str(int(value)) if getattr(value, "is_Integer", False) else f"{float(value):.6g}"
 
 
 def _localised(lines: list[tuple[bool, bool]], ours: list[list[tuple[str, float]]], theirs: list[list[str]]) -> bool:
