@@ -434,7 +434,7 @@ def test_a_broken_row_of_an_aligned_block_hides_no_other_row():
 
 
 def test_latex_comments_are_not_malformed():
-    doc = ("With $h = 2$ heads and $d_{model} = 8$.\n\n$$\nd_k = 5 % per head {see below\n$$\n\n"
+    doc = ("With $h = 2$ heads, $d_{model} = 8$ and $d_k = d_{model}/h$.\n\n$$\nd_k = 5 % per head {see below\n$$\n\n"
            "$$\n\\begin{aligned}\nd_k &= 4 \\\\ % {per head}\nd_k &= 5 % TODO: \\left(\n\\end{aligned}\n$$\n")
     found = [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.line > 1]
     assert found == [(4, "wrong"), (9, "correct"), (10, "wrong")]

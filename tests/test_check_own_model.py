@@ -73,3 +73,28 @@ def test_the_key_value_heads_of_a_named_variant_are_not_the_models() -> None:
     found = check_text(doc, "doc.md").findings
     assert not any("sets g = 32" in f.message for f in found)
     assert flagged(doc) == []
+
+
+def test_where_two_sides_meet_is_a_value_of_its_own() -> None:
+    doc = ("Let $n = 1024$ and $d_{model} = 768$.\n\n"
+           "The two parts are equal at $n = 2 d_{model} = 1536$ tokens.\n")
+    assert flagged(doc) == [] and (3, "correct") in verdicts(doc)
+    assert flagged(doc.replace("= 1536$", "= 1526$")) == [3]  # the arithmetic of the condition is still judged
+    assert flagged(doc.replace("equal at", "equal, so")) == [3]  # not a condition: n is 1024
+
+
+def test_a_softmax_along_a_named_axis() -> None:
+    doc = ("We use $n = 3$, $d_{model} = 4$, $h = 2$.\n\n"
+           "$$A_1 = \\operatorname{softmax}_{\\text{row}}\\left(\\frac{Q_1 K_1^\\top}{\\sqrt{d_k}}\\right)$$\n\n"
+           "$$A_1 = \\operatorname{softmax}_{\\text{col}}\\left(\\frac{Q_1 K_1^\\top}{\\sqrt{d_k}}\\right)$$\n")
+    assert (3, "correct") in verdicts(doc)
+    assert [f.status for f in check_text(doc, "doc.md").findings if f.line == 5] == ["unchecked"]
+
+
+def test_a_ratio_to_multi_head_attention_needs_the_query_heads() -> None:
+    doc = ("We keep $g = 8$ key/value heads.\n\n"
+           "So the GQA cache is 32 / 8 = 4 times smaller than the MHA cache.\n")
+    assert flagged(doc) == []
+    known = ("We use $h = 32$ query heads and $g = 8$ key/value heads.\n\n"
+             "So the GQA cache is 2 times smaller than MHA.\n")
+    assert flagged(known) == [3]

@@ -125,6 +125,7 @@ def test_which_shapes_a_comment_gives() -> None:
     assert _result_shapes("(2, 10, 16, 128) -> (2, 10, h * d_k)") == [["2", "10", "h * d_k"]]
     assert _result_shapes("x: (B, n, d)") == [] and _result_shapes("weight (4, 4)") == []
     assert _result_shapes("normalise over keys (last axis)") == []
+    assert _result_shapes("(4, 2) @ (2, 4) = (4, 4): 16 scores") == [["4", "4"]]  # operands, then the result
 
 
 def test_in_a_document_the_listing_after_the_code_is_its_output() -> None:

@@ -236,6 +236,9 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
     ratio = next((c for _, c in read(s) if isinstance(c, RatioClaim)), None)  # "4 times smaller", "a quarter of"
     if ratio and re.search(r"multi-head|\bMHA\b", s, re.I):
+        if M.kv_heads is None and variant is None and doc.known_dims().get("g") is not None:
+            return [("unchecked", "the document's key/value heads are known, its query heads are not: the ratio to "
+                     "multi-head attention (h / g) is not computed", None, "")]
         mha = kv_cache_per_token(M.replace_options(kv_heads=None))
         quotient = sympy.cancel(mha / per_token)  # a ratio of variants: h / g, whatever d_k is
         if getattr(quotient, "free_symbols", None) or not quotient.is_Rational:

@@ -793,10 +793,12 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
                 any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... $n = 4$", "Toy example with"
     solved = {dim_name(parts[0]): int(parts[-1])} if len(parts) > 2 and parts[-1].isdigit() else {}
-    if not sizes and solved and None not in solved and _CONDITIONAL.search(clause) and \
+    at = re.search(r"\b(?:at|bei)\s+\$\s*" + re.escape(p.text.strip()), p.sentence or "") if p.kind == "math" else None
+    if not sizes and solved and None not in solved and (_CONDITIONAL.search(clause) or at) and \
             any(scopes.model_sizes(doc).get(k or "") not in (None, v) for k, v in solved.items()):
         sizes = {k: v for k, v in solved.items() if k in _LOCAL_SIZES}  # "... catches up when $4n^2d = 8nd^2$,
-        # i.e. at $n = 2d = 1536$": the size that solves the sentence's condition, computed there
+        # i.e. at $n = 2d = 1536$", "... are equal at $n = 2 d_{model} = 1536$": the size that solves the
+        # sentence's condition (or where its two sides meet), computed there
     if not sizes and doc.section_sizes:  # a section whose heading set its own example
         sizes = dict(doc.section_sizes)
     if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention

@@ -21,6 +21,8 @@ with two different units is not read.
 []
 >>> prose_chains("2 x 80 x 8 x 128 x 2 = 327,680 = 0.33MB / token x 131072 = 42.95GB")
 []
+>>> prose_chains("An 80 GB card holds 80 × 10^9 / 2^30 ≈ 74.5 GiB")  # 30 is an exponent, not an amount
+[]
 >>> [c[0] for c in prose_chains("so `2 · 24 · 1024 · 2` bytes = 98,304 bytes; `n_layers * 2` is code")]
 [['2 \\cdot 24 \\cdot 1024 \\cdot 2 \\text{bytes}', '98304 \\text{bytes}']]
 """
@@ -44,7 +46,7 @@ _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
 _REL = r"\s*(?:=|≈|~|≃)\s*"
 _SIDE = rf"{_TERM}(?:{_OP}{_TERM})*"
 #: a whole chain: not the tail of a longer one (an operator, a relation or a digit group before it) nor its head
-_CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~-])(?<![=≈~×*·⋅/+−-]\s)(?<!\d\s)(?<!\sx\s)({_SIDE}(?:{_REL}{_SIDE})+)"
+_CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)(?<!\d\s)(?<!\sx\s)({_SIDE}(?:{_REL}{_SIDE})+)"
                     rf"(?![\w.]*\s*(?:×|\*|·|⋅|/|\^|=|%))(?!\s\d)(?![,.]\d)(?![²³¹⁰-⁹^\w])")
 #: math and code spans: read by their own readers, never as prose arithmetic
 _SPANS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\\\(.*?\\\)", re.S)

@@ -1381,7 +1381,12 @@ def _result_shapes(comment: str) -> list[list[str]]:
     if re.match(r"\s*[A-Za-z_]\w*\s*:\s*\(", comment) or re.search(r"\bweight\b", comment):
         return []  # "x: (B, n, d)" names another variable; "weight (...)" a layer's
     tail = re.split(r"->|→|=>", comment)[-1]
-    return _shapes_in(tail)
+    out = []
+    for segment in re.split(r"(?<![=<>!])=(?!=)", tail):  # "(4, 2) @ (2, 4) = (4, 4)": operands, then the result
+        shapes = _shapes_in(segment)
+        if len(shapes) == 1:
+            out += shapes
+    return out
 
 
 def _shapes_after(comment: str, word: str) -> list[list[str]]:

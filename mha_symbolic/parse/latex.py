@@ -334,8 +334,14 @@ class _Reader:
                 causal = False
                 if name == "softmax" and j < len(tokens) and tokens[j] == "_":
                     subscript, after = _group(tokens, j + 1)
-                    if re.sub(r"\s+", "", subscript) == r"\mathrm{causal}":
+                    axis = re.sub(r"\s+|\\mathrm|[{}]", "", subscript).lower()
+                    if axis == "causal":
                         causal, j = True, after
+                    elif axis in ("row", "rows", "rowwise", "row-wise"):
+                        j = after  # the softmax of each row: the model's own
+                    else:  # softmax_{col}, softmax_{dim=0}: an axis this reader does not take on trust
+                        raise ParseError(f"a softmax with the subscript {subscript.strip()!r} (which axis it "
+                                         "normalises is not read from a subscript)")
                 k = j
                 while k < len(tokens) and tokens[k].isspace():
                     k += 1
