@@ -537,3 +537,15 @@ def test_a_statement_about_a_named_variant_uses_its_own_key_value_heads():
     doc = ("We use $h = 16$ heads, $H_{kv} = 4$ key/value heads, $d_h = 64$, $d_{model} = 1024$.\n\n"
            "For MHA $H_{kv} d_h = d_{model} = 1024$.\n")
     assert flagged(doc) == []
+
+
+def test_each_continuation_row_of_a_chain_that_holds_is_credited():
+    doc = ("Take $d_{model} = 768$ and $h = 12$.\n\n$$\n\\begin{aligned}\nd_k &= d_{model} / h \\\\\n"
+           "&= 768 / 12 \\\\\n&= 64\n\\end{aligned}\n$$\n")
+    assert [statuses(doc, k) for k in (5, 6, 7)] == [["correct"]] * 3
+    assert statuses(doc.replace("&= 64", "&= 65"), 7) == ["wrong"] and statuses(doc.replace("&= 64", "&= 65"), 6) == []
+
+
+def test_the_arithmetic_of_a_product_of_unknown_vectors_is_its_own():
+    doc = "We use $n = 4$ tokens.\n\nq₁·k₁ = 1·1 + 0·1 + 1·0 + 0·0 = 1\n\nq₁·k₃ = 1·0 + 0·1 + 1·1 + 0·0 = 2\n"
+    assert statuses(doc, 3) == ["correct"] and statuses(doc, 5) == ["wrong"]

@@ -133,6 +133,9 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             if tail[0] == "wrong":
                 return _unbind(doc, bound, tail)
         free = sorted({str(s) for v in values for s in v.free_symbols})
+        if len(values) - start >= 2 and start > 0 and tail[0] == "correct":  # q_1 . k_1 = 1*1 + 0*1 = 1
+            return ("correct", f"its arithmetic holds ({tail[1]}); {', '.join(free)} the document does not fix",
+                    None, "computed")
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
     got = _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
     return _unbind(doc, bound, got) if got[0] == "wrong" else got  # a wrong d_k = 4/1 = 2 binds nothing

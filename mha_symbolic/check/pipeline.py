@@ -424,6 +424,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 row = c.row if before is None or status not in ("wrong", "inconsistent") else \
                     _failing_row(before, c)
                 emit(p.line + row, c.text, status, message, expected, kind, basis)
+                if status == "correct":  # a chain over continuation rows (&= 768 / 12 \\ &= 64): each row held
+                    for other in sorted(set(c.side_rows) - {row}):
+                        emit(p.line + other, c.text, status, message, expected, kind, basis)
     elif p.kind == "program":
         _traced(doc, p, row_emit)
     elif p.kind in ("code", "output") and p.name:
