@@ -549,3 +549,17 @@ def test_each_continuation_row_of_a_chain_that_holds_is_credited():
 def test_the_arithmetic_of_a_product_of_unknown_vectors_is_its_own():
     doc = "We use $n = 4$ tokens.\n\nq₁·k₁ = 1·1 + 0·1 + 1·0 + 0·0 = 1\n\nq₁·k₃ = 1·0 + 0·1 + 1·1 + 0·0 = 2\n"
     assert statuses(doc, 3) == ["correct"] and statuses(doc, 5) == ["wrong"]
+
+
+TOTALS = ("| part | weights | bias |\n|---|---|---|\n| $W^Q$ | 589,824 | 768 |\n| $W^K$ | 589,824 | 768 |\n"
+          "| **Attention subtotal** | **1,179,648** | 1,536 |\n| $W_{up}$ | 2,359,296 | 3,072 |\n"
+          "| $W_{down}$ | 2,359,296 | 768 |\n| MLP subtotal | 4,718,592 | 3,840 |\n"
+          "| **Total per layer** | **5,898,240** | **5,376** |\n\n"
+          "| setting | value |\n|---|---|\n| layers | 32 |\n| heads | 32 |\n| total parameters | 7000000000 |\n")
+
+
+def test_a_total_row_is_the_sum_of_the_rows_above_it():
+    assert [statuses(TOTALS, k) for k in (5, 8, 9)] == [["correct"]] * 3
+    assert statuses(TOTALS.replace("**5,898,240**", "**5,898,204**"), 9) == ["wrong"]
+    assert statuses(TOTALS.replace("| 4,718,592 | 3,840 |", "| 4,718,592 | 3,804 |"), 8) == ["wrong"]
+    assert statuses(TOTALS, 15) == []  # not a sum of the sizes above it: another quantity, left alone

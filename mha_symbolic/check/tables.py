@@ -82,11 +82,62 @@ def _subject(caption: str, head: str | None) -> str | None:
     return None
 
 
+#: the label of a row that sums the rows above it, in the languages of the documents read
+_TOTAL = re.compile(r"\b(?i:(sub|zwischen)?(?:total|summe)|sum|gesamt|insgesamt|somme|suma|soma|totale)\b")
+
+
+def _cell_number(cell: str) -> int | None:
+    """A cell that is one whole number as written (``**2,359,296**``, ``1 050 624``), else None."""
+    bare = re.sub(r"[*_`$]", "", cell).strip()
+    if not re.fullmatch(r"\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+|\d+", bare):
+        return None
+    return int(re.sub(r"\D", "", bare))
+
+
+def _totals(rows: list[Any], emit: Any) -> None:
+    """A row labelled total (or subtotal) holds, in each column of whole numbers, the sum of the rows above it:
+    since the last subtotal for a subtotal, since the last total (subtotals left out) for a total.  A column is
+    summed only where every row above has a number in it, and a stated total smaller than one of its parts or
+    more than twice their sum is no sum of them (another quantity in a table of sizes): it is left alone."""
+    cells = [[c.strip() for c in p.text.split(" | ")] for p in rows]
+    parts: list[int] = []  # rows since the last total
+    block: list[int] = []  # rows since the last subtotal or total
+    for k, row in enumerate(cells):
+        label = re.sub(r"[*_`$]", "", row[0]) if row else ""
+        total = _TOTAL.search(label)
+        if not total:
+            parts.append(k)
+            block.append(k)
+            continue
+        above = block if total.group(1) else parts
+        verdicts = []
+        for j in range(1, len(row)):
+            stated = _cell_number(row[j])
+            values = [_cell_number(cells[r][j]) if j < len(cells[r]) else None for r in above]
+            if stated is None or len(values) < 2 or any(v is None for v in values):
+                continue
+            got = sum(v for v in values if v is not None)
+            if stated < max(v for v in values if v is not None) or stated > 2 * got:
+                continue
+            verdicts.append((got == stated, got, stated))
+        if verdicts:
+            bad = next((v for v in verdicts if not v[0]), None)
+            if bad:
+                emit(rows[k], "wrong", f"the {len(above)} rows above it sum to {bad[1]:,}, not {bad[2]:,}",
+                     f"{bad[1]:,}", "number", "computed")
+            else:
+                emit(rows[k], "correct", f"the sum of the {len(above)} rows above it", None, "number", "computed")
+        block = []
+        if not total.group(1):
+            parts = []
+
+
 def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     """Bind or compare the matrices a table holds; one finding per row."""
     cols = [c.strip() for c in rows[0].columns]
     if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
         return
+    _totals(rows, emit)  # a total row: the sum of the rows above it, column by column
     if _sizes_table(doc, rows, emit):
         return
     numbers = [_numbers(p) for p in rows]
