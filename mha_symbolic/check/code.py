@@ -48,7 +48,8 @@ def _matrix(value: Any) -> ImmutableMatrix | None:
         return ImmutableMatrix([[value]])
     if isinstance(value, list) and value and all(isinstance(x, (int, float)) for x in value):
         return ImmutableMatrix([value])
-    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+    if isinstance(value, list) and value and all(isinstance(r, list) and all(isinstance(x, (int, float)) for x in r)
+                                                 for r in value):  # numbers only: a nested list is no matrix
         try:
             return ImmutableMatrix(value)
         except (ValueError, TypeError):

@@ -30,6 +30,7 @@ The kinds of piece:
 * ``unclosed`` -- a ``$$`` that opens no complete formula.
 * ``program`` (only when asked for) -- a whole block of code or code cell, ``value`` what it printed:
   ``(text, line)`` of an output listing right after it in Markdown, ``(text, None)`` of a cell's output.
+* ``transcript`` (only when asked for) -- a block holding an Octave/MATLAB session (``>>`` commands).
 
 ``line`` is 1-based, where the piece's own text starts (for a ``$$`` on its own line, the line
 after it); CRLF and lone CR count as one line break and a byte-order mark is ignored.  In a
@@ -71,6 +72,7 @@ from ..errors import ParseError
 from ._markdown_rules import markdown_parser
 from ._outputs import printed_values, read_printed
 from ._statements import printing_names, statements
+from .octave import is_transcript
 
 __all__ = ["Piece", "extract"]
 
@@ -287,6 +289,9 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
                 # an output listing right after a block of code (no other code between): what it printed
                 pieces[pieces.index(last_program)] = replace(last_program, value=(token.content, first + 1))
             new = _code(token.content, first, cell, listing=listing)
+            if is_transcript(token.content) or info in ("matlab", "octave", "m"):
+                # an Octave/MATLAB session or script: its commands, and the grids a session displays
+                new.insert(0, Piece("transcript", token.content, first + 1, cell))
             pieces += new
             last_program = next((q for q in new if q.kind == "program"), None)
     return sorted(pieces, key=lambda piece: piece.line)  # stable: a line's pieces keep their order
@@ -386,4 +391,4 @@ def extract(text: str, name: str = "<text>", programs: bool = False) -> list[Pie
             pieces = _notebook(data)
     if pieces is None:
         pieces = _markdown(src, None)
-    return pieces if programs else [p for p in pieces if p.kind != "program"]
+    return pieces if programs else [p for p in pieces if p.kind not in ("program", "transcript")]

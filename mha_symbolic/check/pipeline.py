@@ -429,6 +429,15 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         emit(p.line + other, c.text, status, message, expected, kind, basis)
     elif p.kind == "program":
         _traced(doc, p, row_emit)
+    elif p.kind == "transcript":
+        from dataclasses import replace
+
+        from .octave import transcript
+        from .tracing import Tracer
+
+        for f in transcript(doc.memory.setdefault("octave", Tracer()), p.text):
+            row_emit(replace(p, line=p.line + f.line - 1, text=f.text), f.status, f.message, f.expected, f.kind,
+                     "traced")
     elif p.kind in ("code", "output") and p.name:
         if not grouped_code(doc, p, emit):
             code_statement(doc, p, emit)

@@ -1489,6 +1489,10 @@ def _localised(lines: list[tuple[bool, bool]], ours: list[list[tuple[str, float]
     pairs = [(t, v[1]) for a, b in zip(ours, theirs, strict=True) for v, t in zip(a, b, strict=True)]
     if len(pairs) == 1:
         return True
+    shown = sorted(pairs, key=lambda p: float(p[0]))
+    computed = sorted(v for _, v in pairs)
+    if all(_agrees(t, v) for (t, _), v in zip(shown, computed, strict=True)):
+        return True  # the same numbers in another order ((2, 3) for (3, 2)): the display was edited
     return any(_agrees(t, v) and v != 0 for t, v in pairs)
 
 

@@ -1,0 +1,181 @@
+r"""An Octave/MATLAB session in a document (``>> Q = X*W_q`` and the grid Octave prints) traced, never run.
+
+Explanation
+===========
+
+A worked example in MATLAB notation is a transcript: commands after ``>>`` and, after each command that does not
+end in ``;``, the value Octave displays (``Q =`` and one line per row).  Each command of the subset attention
+examples use is written as Python (:func:`python`) and followed by the same :class:`~.tracing.Tracer` that reads
+Python code: matrix literals ``[1 0; 0 1]``, ``*`` (the matrix product), ``'``, ``.*``, ``./``, ``.^``, ``exp``,
+``sqrt``, ``sum(A, 2)``, ``max(A, [], 2)``, ``size``, ``triu``/``tril``, ``ones``/``zeros``/``eye``, ``Inf``.
+A command outside the subset makes its name unknown.  The grid displayed after a command is then compared with
+the traced value, row by row, at the precision printed (``0.2483`` stands for [0.24825, 0.24835]); a grid whose
+lines do not hold the value's rows is not compared, and a grid whose every number differs from the trace (the
+command or its display was changed after it ran) is not judged.
+
+Examples
+========
+
+>>> session = ">> X = [1 0; 0 2];\n>> Y = X*X'\nY =\n   1   0\n   0   4\n>> size(Y)\nans =\n   2   3"
+>>> [(f.line, f.status) for f in transcript(Tracer(), session)]
+[(4, 'correct'), (5, 'correct'), (8, 'wrong')]
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+import numpy as np
+
+from .tracing import Finding, Tensor, Tracer, Unknown, _agrees, _localised
+
+__all__ = ["is_transcript", "python", "transcript"]
+
+_PROMPT = re.compile(r"^\s*(?:>>|octave:\d+>)\s?(.*)$")
+_LABEL = re.compile(r"^\s*([A-Za-z]\w*)\s*=\s*(.*?)\s*$")
+_NUMBER = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|-?Inf|NaN"
+_FUNCTIONS = {"exp": "np.exp", "sqrt": "np.sqrt", "triu": "np.triu", "tril": "np.tril", "abs": "np.abs",
+              "log": "np.log", "eye": "np.eye"}
+
+
+def is_transcript(source: str) -> bool:
+    """Does a block hold an Octave/MATLAB session (two or more ``>>`` commands)?"""
+    return sum(1 for line in source.split("\n") if _PROMPT.match(line)) >= 2
+
+
+def _literal(body: str) -> str:
+    """The inside of ``[...]`` as Python: numbers as an array, names side by side or stacked as blocks."""
+    rows = [r for r in (x.strip() for x in body.split(";")) if r]
+    cells = [[c for c in re.split(r"[\s,]+", r) if c] for r in rows]
+    if not cells:
+        raise Unknown("an empty matrix")
+    if all(re.fullmatch(_NUMBER, c) for row in cells for c in row):
+        return "np.array([" + ", ".join("[" + ", ".join(_number(c) for c in row) + "]" for row in cells) + "])"
+    if all(re.fullmatch(r"[A-Za-z]\w*", c) for row in cells for c in row):
+        blocks = ["np.hstack([" + ", ".join(row) + "])" if len(row) > 1 else row[0] for row in cells]
+        return "np.vstack([" + ", ".join(blocks) + "])" if len(blocks) > 1 else blocks[0]
+    raise Unknown("a matrix of expressions")
+
+
+def _number(token: str) -> str:
+    return {"Inf": "Inf", "-Inf": "-Inf", "NaN": "NaN"}.get(token, token)
+
+
+def python(command: str) -> str:
+    """One Octave command (without its prompt and final ``;``) as Python for the tracer.
+
+    >>> python("A = exp(S) ./ sum(exp(S), 2)")
+    'A = np.exp(S) / np.sum(np.exp(S), axis=1, keepdims=True)'
+    >>> python("K = X*W_k'")
+    'K = X @ W_k.T'
+    """
+    text = command.split("%")[0].strip()
+    text = re.sub(r"\[([^\[\]]*)\]", lambda m: _literal(m.group(1)) if m.group(1).strip() else "[]", text)
+    text = re.sub(r"(?<=[\w)\]])'", ".T", text)
+    text = text.replace(".*", "*").replace("./", "/").replace(".^", "**").replace("^", "**")
+    text = re.sub(r"(?<![*])\*(?![*])", " @ ", text)
+    text = re.sub(r"-Inf\((\w+)\)", r"np.full((\1, \1), -Inf)", text)
+    text = re.sub(r"\b(sum|max|min|mean)\(\s*([^,()]+(?:\([^()]*\))?)\s*,\s*(?:\[\]\s*,\s*)?([12])\s*\)",
+                  lambda m: f"np.{m.group(1)}({m.group(2)}, axis={int(m.group(3)) - 1}, keepdims=True)", text)
+    text = re.sub(r"\b(sum|max|min|mean)\(\s*([^,()]+(?:\([^()]*\))?)\s*\)",
+                  lambda m: f"np.{m.group(1)}({m.group(2)}, axis=0, keepdims=True)", text)
+    text = re.sub(r"\bsize\(\s*(\w+)\s*\)", r"np.array(\1.shape)", text)
+    text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*\)", r"np.\1((\2, \2))", text)
+    text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*,\s*(\w+)\s*\)", r"np.\1((\2, \3))", text)
+    text = re.sub(r"(?<![\w.])(" + "|".join(_FUNCTIONS) + r")\(", lambda m: _FUNCTIONS[m.group(1)] + "(", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _shown(line: str) -> list[str] | None:
+    """The numbers of one displayed row (None when the line holds anything else)."""
+    tokens = line.split()
+    return tokens if tokens and all(re.fullmatch(_NUMBER, t) for t in tokens) else None
+
+
+def transcript(tracer: Tracer, source: str) -> list[Finding]:
+    """Trace an Octave session and judge each grid it displays (lines count from 1 within ``source``)."""
+    tracer.findings, tracer.printed, tracer.confirmed = [], None, set()
+    tracer.env.setdefault("Inf", Tensor((), np.asarray(np.inf)))
+    tracer.env.setdefault("NaN", Tensor((), np.asarray(np.nan)))
+    lines = source.split("\n")
+    tracer.source_lines = lines
+    commands = [k for k, line in enumerate(lines) if _PROMPT.match(line)]
+    script = not commands  # a script: every line a command, nothing displayed in the block
+    if script:
+        commands = [k for k, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("%")]
+    for at, k in enumerate(commands):
+        m = _PROMPT.match(lines[k])
+        command = m.group(1).strip() if m else lines[k].strip()
+        end = commands[at + 1] if at + 1 < len(commands) else len(lines)
+        shown = not script and command.rstrip().endswith(";") is False and bool(command)
+        value = _run(tracer, command.rstrip(";").strip())
+        if shown and isinstance(value, Tensor) and value.values is not None:
+            _compare(tracer, value.values, lines, k + 1, end)
+    return tracer.findings
+
+
+def _run(tracer: Tracer, command: str) -> Any:
+    if not command or command.startswith(("format", "disp", "clc", "clear", "%")):
+        return None
+    try:
+        code = python(command)
+        tree = ast.parse(code)
+    except (Unknown, SyntaxError, ValueError):
+        target = _LABEL.match(command)
+        if target:
+            tracer.env.pop(target.group(1), None)
+        return None
+    if len(tree.body) != 1:
+        return None
+    node = tree.body[0]
+    record, tracer.record = tracer.record, False
+    try:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            tracer.statement(node, tracer.env)
+            name = node.targets[0]
+            return tracer.env.get(name.id) if isinstance(name, ast.Name) else None
+        if isinstance(node, ast.Expr):
+            return tracer.statement(node, tracer.env)
+        return None
+    finally:
+        tracer.record = record
+
+
+def _compare(tracer: Tracer, values: Any, lines: list[str], start: int, end: int) -> None:
+    """Compare the grid displayed on lines ``start .. end - 1`` (0-based) with ``values``."""
+    array = np.atleast_2d(np.asarray(values, dtype=float))
+    rows: list[tuple[int, list[str]]] = []
+    for k in range(start, end):
+        text = lines[k]
+        if not text.strip() or re.fullmatch(r"\s*\w+\s*=\s*", text) or text.strip().startswith("```"):
+            continue
+        inline = re.fullmatch(r"\s*\w+\s*=\s*(.+)", text)
+        numbers = _shown(inline.group(1) if inline else text)
+        if numbers is None:
+            return  # "Columns 1 through 8", a scale factor, words: not a grid this reader follows
+        rows.append((k + 1, numbers))
+    if len(rows) != array.shape[0] or any(len(r) != array.shape[1] for _, r in rows):
+        return
+    verdicts = []
+    for (line, tokens), row in zip(rows, array, strict=True):
+        wrong = next(((t, v) for t, v in zip(tokens, row, strict=True)
+                      if not _agrees(t.replace("Inf", "inf").replace("NaN", "nan"), float(v))), None)
+        verdicts.append((line, wrong))
+    lines_ok = [(w is None, True) for _, w in verdicts]
+    ours = [[(f"{v:g}", float(v)) for v in row] for row in array]
+    theirs = [[t.replace("Inf", "inf").replace("NaN", "nan") for t in r] for _, r in rows]
+    if not _localised(lines_ok, ours, theirs):
+        tracer.record = True
+        tracer.add(rows[0][0], "unchecked", "every number displayed differs from what the commands above compute: "
+                   "the commands or the display were changed; not judged", "number")
+        return
+    tracer.record = True
+    for line, wrong in verdicts:
+        if wrong is None:
+            tracer.add(line, "correct", "what the commands above display (traced, at the precision printed)",
+                       "number")
+        else:
+            tracer.add(line, "wrong", f"the commands above give {wrong[1]:.6g} here, not {wrong[0]}", "number",
+                       f"{wrong[1]:.6g}")

@@ -1,0 +1,48 @@
+"""An Octave/MATLAB session traced: the grids it displays judged against its commands (never run)."""
+
+from mha_symbolic import check_text
+from mha_symbolic.check.octave import python, transcript
+from mha_symbolic.check.tracing import Tracer
+
+DOC = ("```matlab\nX = [1 0 1; 0 1 1];\nW = [1 0; 0 1; 1 1];\n```\n\n"
+       "```\n>> Q = X*W\nQ =\n   2   1\n   1   2\n>> size(Q)\nans =\n   2   2\n"
+       ">> A = exp(Q) ./ sum(exp(Q), 2)\nA =\n   0.7311   0.2689\n   0.2689   0.7311\n"
+       ">> M = triu(-Inf(2), 1)\nM =\n     0  -Inf\n     0     0\n>> sum(A, 2)\nans =\n   1\n   1\n```\n")
+
+
+def traced(text: str) -> list[tuple[int, str]]:
+    return [(f.line, f.status) for f in check_text(text, isolate=False).findings if f.basis == "traced"]
+
+
+def test_a_session_and_the_script_before_it() -> None:
+    assert traced(DOC) == [(9, "correct"), (10, "correct"), (13, "correct"), (16, "correct"), (17, "correct"),
+                           (20, "correct"), (21, "correct"), (24, "correct"), (25, "correct")]
+
+
+def test_an_edited_display_is_wrong_where_it_differs() -> None:
+    assert (17, "wrong") in traced(DOC.replace("0.2689   0.7311\n>> M", "0.2698   0.7311\n>> M"))
+    assert (13, "wrong") in traced(DOC.replace("ans =\n   2   2", "ans =\n   2   3"))
+    assert (21, "wrong") in traced(DOC.replace("     0     0\n>> sum", "     0  -Inf\n>> sum"))
+
+
+def test_a_display_that_differs_everywhere_is_not_judged() -> None:
+    got = traced(DOC.replace(">> Q = X*W\n", ">> Q = X*W + 1\n"))  # the command changed after it ran
+    assert (9, "unchecked") in got and not any(s == "wrong" for _, s in got)
+
+
+def test_commands_as_python() -> None:
+    assert python("Ac = exp(Sm) ./ sum(exp(Sm), 2)") == "Ac = np.exp(Sm) / np.sum(np.exp(Sm), axis=1, keepdims=True)"
+    assert python("S = Q*K' / sqrt(d_k)") == "S = Q @ K.T / np.sqrt(d_k)"
+    assert python("m = max(S, [], 2)") == "m = np.max(S, axis=1, keepdims=True)"
+    assert python("H = [Y Y2]") == "H = np.hstack([Y, Y2])"
+
+
+def test_commands_outside_the_subset_are_left_alone() -> None:
+    session = (">> X = [1 2; 3 4];\n>> Y = inv(X)\nY =\n  -2.0000   1.0000\n   1.5000  -0.5000\n"
+               ">> X(1, :)\nans =\n  9 9\n")
+    assert transcript(Tracer(), session) == []
+
+
+def test_a_shape_displayed_the_other_way_round_is_wrong() -> None:
+    shown = DOC.replace(">> size(Q)", ">> size(X)").replace("ans =\n   2   2", "ans =\n   3   2")  # X is 2 x 3
+    assert (13, "wrong") in traced(shown)
