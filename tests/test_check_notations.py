@@ -563,3 +563,5 @@ def test_a_total_row_is_the_sum_of_the_rows_above_it():
     assert statuses(TOTALS.replace("**5,898,240**", "**5,898,204**"), 9) == ["wrong"]
     assert statuses(TOTALS.replace("| 4,718,592 | 3,840 |", "| 4,718,592 | 3,804 |"), 8) == ["wrong"]
     assert statuses(TOTALS, 15) == []  # not a sum of the sizes above it: another quantity, left alone
+    smaller = "| setting | value |\n|---|---|\n| width | 4096 |\n| heads | 32 |\n| total layers | 40 |\n"
+    assert statuses(smaller, 5) == []  # smaller than one of its "parts": no sum of them

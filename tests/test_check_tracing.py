@@ -170,3 +170,19 @@ def test_the_comment_on_a_print_says_what_it_shows() -> None:
             "print(fused.weight.shape)  # torch.Size([2304, 768])\n"
             "print(fused.weight.shape)  # torch.Size([768, 2304])\n")
     assert verdicts(code) == [(4, "correct"), (5, "wrong")]
+
+
+def test_a_line_that_agrees_locates_the_edit_even_when_it_is_zeros() -> None:
+    code = "import numpy as np\nS = np.array([[0., 0.], [1., 3.]])\nprint(S)\n"
+    assert verdicts(code, "[[0. 0.]\n [2. 5.]]\n") == [(1, "correct"), (2, "wrong")]
+
+
+def test_the_softmax_is_traced_stably() -> None:
+    code = "import numpy as np\nz = np.array([1000., 1001.])\ne = np.exp(z - z.max())\nprint(e / e.sum())\n"
+    assert verdicts(code, "[0.26894142 0.73105858]\n") == [(1, "correct")]
+    code = "import torch\nz = torch.tensor([[1000., 1001.]])\ntorch.softmax(z, dim=-1)  # tensor([[0.2689, 0.7311]])\n"
+    assert verdicts(code) == [(3, "correct")]
+
+
+def test_code_written_in_a_comment_is_no_claim() -> None:
+    assert verdicts("x = 1\n# x = x + 1\n") == []
