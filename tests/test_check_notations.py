@@ -565,3 +565,16 @@ def test_a_total_row_is_the_sum_of_the_rows_above_it():
     assert statuses(TOTALS, 15) == []  # not a sum of the sizes above it: another quantity, left alone
     smaller = "| setting | value |\n|---|---|\n| width | 4096 |\n| heads | 32 |\n| total layers | 40 |\n"
     assert statuses(smaller, 5) == []  # smaller than one of its "parts": no sum of them
+
+
+def test_a_softmax_table_with_a_query_per_row():
+    lists = ("| row | scaled scores | softmax weights | sum |\n|---|---|---|---|\n"
+             "| 1 | 0, 2.8284, 1.4142 | 0.0454, 0.7679, 0.1867 | 1 |\n"
+             "| 2 | 1.4142, 1.4142, 2.8284 | 0.1636, 0.1636, 0.6728 | 1 |\n")
+    assert statuses(lists, 3) == ["correct"] and statuses(lists, 4) == ["correct"]
+    assert statuses(lists.replace("0.0454, 0.7679, 0.1867", "0.0454, 0.1867, 0.7679"), 3) == ["wrong"]
+    spread = ("| row | s_i1 | s_i2 | s_i3 | | α_i1 | α_i2 | α_i3 |\n|---|---|---|---|---|---|---|---|\n"
+              "| 1 | 1.5 | 0 | 0.5 | → | 0.6285 | 0.1402 | 0.2312 |\n"
+              "| 2 | 0 | 1.5 | 0.5 | → | 0.1402 | 0.6285 | 0.2312 |\n")
+    assert statuses(spread, 3) == ["correct"] and statuses(spread, 4) == ["correct"]
+    assert statuses(spread.replace("| 0.1402 | 0.6285 | 0.2312 |", "| 0.2312 | 0.6285 | 0.1402 |"), 4) == ["wrong"]

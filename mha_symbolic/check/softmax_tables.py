@@ -117,11 +117,58 @@ def _bounds(scores: list[tuple[float, float]], i: int) -> tuple[float, float]:
     return weight(s - r, [x + q for x, q in rest]), weight(s + r, [x - q for x, q in rest])
 
 
+#: a column of one query's score or weight for one key ("s_i1", "$z_{12}$", "α_i3", "$a_{2}$")
+_SCORE_ENTRY = re.compile(r"\$?\s*[sz]_?\{?[ij]?\d{1,2}\}?\s*\$?")
+_WEIGHT_ENTRY = re.compile(r"\$?\s*(?:α|\\alpha|a)_?\{?[ij]?\d{1,2}\}?\s*\$?")
+
+
+def _vector(cell: str) -> list[str] | None:
+    """A cell holding a list of numbers ("0, 2.8284, 1.4142", "[0.1 0.9]"), else None."""
+    body = cell.strip().strip("$[]() ")
+    parts = [p for p in re.split(r"\s*[,;]\s*|\s+", body) if p]
+    return parts if len(parts) >= 2 and all(_value(p) is not None for p in parts) else None
+
+
+def query_rows(headers: list[str], cells: list[tuple[str, ...]]) -> list[tuple[str, str, str | None]]:
+    """One verdict per row of a table whose every row is one query: its scores and its weights either as two
+    cells holding lists, or spread over a column per key ("s_i1 .. s_i3 | α_i1 .. α_i3"); ``[]`` otherwise."""
+    where = _columns(headers)
+    pairs: list[tuple[list[str], list[str]]] = []
+    if where is not None and all(max(where) < len(row) for row in cells):
+        for row in cells:
+            scores, weights = _vector(row[where[0]]), _vector(row[where[1]])
+            if scores is None or weights is None or len(scores) != len(weights):
+                return []
+            pairs.append((scores, weights))
+    else:
+        s_cols = [k for k, h in enumerate(headers) if _SCORE_ENTRY.fullmatch(h.strip())]
+        w_cols = [k for k, h in enumerate(headers) if _WEIGHT_ENTRY.fullmatch(h.strip())]
+        if len(s_cols) < 2 or len(s_cols) != len(w_cols) or any(max(s_cols + w_cols) >= len(row) for row in cells):
+            return []
+        pairs = [([row[k] for k in s_cols], [row[k] for k in w_cols]) for row in cells]
+    out: list[tuple[str, str, str | None]] = []
+    for scores, weights in pairs:
+        got = softmax_rows(["key", "score", "weight"], [(str(k), s, w) for k, (s, w) in enumerate(zip(scores, weights,
+                                                                                                      strict=True))])
+        if not got:
+            return []
+        bad = next((v for v in got if v[0] == "wrong"), None)
+        out.append(bad if bad else ("correct", "each weight is the softmax of the row's scores (at the decimals "
+                                    "written)", None))
+    return out
+
+
 def judge_softmax_table(rows: list[Any], emit: Any) -> bool:
-    """Judge a table of table-row pieces as scores and weights (by columns, or transposed by rows); True when it
-    was such a table."""
+    """Judge a table of table-row pieces as scores and weights (by columns, or transposed by rows, or a query
+    per row); True when it was such a table."""
     headers = list(rows[0].columns)
     cells = [tuple(c.strip() for c in p.text.split(" | ")) for p in rows]
+    by_query = query_rows(headers, cells)
+    if by_query:
+        for p, (status, message, expected) in zip(rows, by_query, strict=True):
+            emit(p, status, message.replace("softmax of the score column at row", "softmax of the row's scores at "
+                                            "key"), expected, "number", "computed")
+        return True
     verdicts = softmax_rows(headers, cells)
     if verdicts:
         for p, (status, message, expected) in zip(rows, verdicts, strict=True):
