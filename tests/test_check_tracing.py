@@ -186,3 +186,10 @@ def test_the_softmax_is_traced_stably() -> None:
 
 def test_code_written_in_a_comment_is_no_claim() -> None:
     assert verdicts("x = 1\n# x = x + 1\n") == []
+
+
+def test_a_huge_power_is_not_worked_out() -> None:
+    tracer = Tracer()
+    assert tracer.run("n = 10\ny = n ** 99999999\nz = 2 ** 10 ** 9\n") == []
+    assert "y" not in tracer.env and "z" not in tracer.env  # unknown, in no time (the work is bounded, not timed)
+    assert verdicts("n = 2\nm = n ** 10  # 2 ** 10 = 1024\n") == [(2, "correct")]

@@ -1217,7 +1217,14 @@ def _arith(op: ast.operator, a: Expr, b: Expr) -> Expr:
         return floor(a / b)
     if isinstance(op, ast.Pow):
         if a.is_number and b.is_number:
-            return nsimplify(a ** b) if (a ** b).is_Integer else Float(float(a) ** float(b))
+            if not (b.is_Integer and abs(b) <= 64 and abs(a) < 10 ** 6):  # 2 ** 10 ** 9 is not worked out
+                try:
+                    return Float(math.pow(float(a), float(b)))
+                except (OverflowError, ValueError):
+                    raise Unknown("a power too large to follow") from None
+            return a ** b
+        if not (b.is_number and abs(b) <= 64):
+            raise Unknown("a symbolic power")
         return a ** b
     if isinstance(op, ast.Mod):
         return a % b
