@@ -596,8 +596,6 @@ class Tracer:
         torch = path.startswith(("torch", "F.", "nn."))
         if path in ("np.random.default_rng", "numpy.random.default_rng"):
             return "rng"
-        if last in ("seed", "manual_seed"):
-            return None
         if last in ("array", "asarray", "tensor", "as_tensor", "Tensor", "FloatTensor") and args:
             values = self.expr(args[0], env)
             if isinstance(values, Tensor):
