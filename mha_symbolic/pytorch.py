@@ -189,18 +189,19 @@ def from_pytorch(in_proj_weight: Any, in_proj_bias: Any = None, out_proj_weight:
                  ) -> PyTorchMHA:
     """Import ``nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)`` weights.
 
+    Instead of the four arrays, the module itself may be passed (``from_pytorch(mha)``: its ``state_dict()``,
+    ``num_heads`` and ``batch_first`` are read, torch is not imported) or its state_dict
+    (``from_pytorch(sd, num_heads=h)``). A missing bias is imported as zeros, so the model always has biases.
+
     Parameters
     ==========
 
-    in_proj_weight : array ``(3E, E)``; in_proj_bias : array ``(3E,)`` or None
-    out_proj_weight : array ``(E, E)``; out_proj_bias : array ``(E,)`` or None
+    in_proj_weight : array ``(3E, E)``
+    in_proj_bias : array ``(3E,)`` or None
+    out_proj_weight : array ``(E, E)``
+    out_proj_bias : array ``(E,)`` or None
     num_heads : h, which must divide ``E``
-
     batch_first : the layout of 3-D inputs; by default a module's own, else True (``(batch, n, E)``)
-
-    or, instead of the four arrays, the module itself (``from_pytorch(mha)``: its ``state_dict()``, ``num_heads``
-    and ``batch_first`` are read, torch is not imported) or its state_dict (``from_pytorch(sd, num_heads=h)``).
-    A missing bias is imported as zeros, so the model always has biases.
 
     >>> import numpy as np
     >>> sd = {"in_proj_weight": np.eye(6, 2).repeat(1, 0)[:6], "out_proj.weight": np.eye(2)}
