@@ -41,7 +41,7 @@ CASES: dict[str, tuple[str, float, str]] = {
     "derive-decimals-1e9": ("try:\n    main(['derive', '--decimals', '1000000000'])\nexcept SystemExit as e:\n"
                             "    r = e.code", 10, "an argparse error (was 2.9 GB)"),
     "evaluate-1000x512": ("import numpy as np\nfrom mha_symbolic import SizeLimitError\ntry:\n"
-                          "    MultiHeadAttention(None, None, 8).evaluate(X=np.ones((1000, 512)))\n"
+                          "    MultiHeadAttention(n=None, d_model=None, h=8).evaluate(X=np.ones((1000, 512)))\n"
                           "except SizeLimitError as e:\n    r = e", 10, "refused before converting (was 9 s)"),
     "sweep-workers-100000": ("try:\n    main(['ranks', '--sweep', '--workers', '100000'])\nexcept SystemExit as e:\n"
                              "    r = e.code", 10, "an argparse error (forked without a cap)"),

@@ -3,7 +3,7 @@ r"""Multi-head attention, built symbolically step by step, in two conventions.
 Explanation
 ===========
 
-``MultiHeadAttention(n, d_model, h)`` holds the dimensions (symbols or integers),
+``MultiHeadAttention(n=n, d_model=d_model, h=h)`` holds the dimensions (symbols or integers),
 the convention and the causal flag in ``args``.  ``.steps`` is an ordered mapping
 from step name to :class:`Step`; per head ``i``::
 
@@ -29,7 +29,7 @@ Examples
 A_i = softmax(S'_i)
 >>> M.steps["A_i"].expr
 softmax((X*W_Q^i)*(X*W_K^i).T / sqrt(d_k))
->>> M2 = MultiHeadAttention(8, 4, 2, convention="split")
+>>> M2 = MultiHeadAttention(n=8, d_model=4, h=2, convention="split")
 >>> M2.steps["Q_1"].shape, M2.steps["Output"].shape
 ((8, 2), (8, 4))
 >>> M2.func(*M2.args) == M2
@@ -172,7 +172,7 @@ class Step(LatexReprMixin, Basic):
     ========
 
     >>> from mha_symbolic import MultiHeadAttention
-    >>> s = MultiHeadAttention(2, 4, 2).steps["S_1"]
+    >>> s = MultiHeadAttention(n=2, d_model=4, h=2).steps["S_1"]
     >>> s.name, s.symbol.shape, s.definition, s.expr
     ('S_1', (2, 2), Q_1*K_1.T, (X*W_Q^1)*(X*W_K^1).T)
     >>> s.func(*s.args) == s
@@ -218,15 +218,31 @@ class Steps(StepMapping):
         return "Steps(%s)" % ", ".join(self)
 
 
+def _positional_sizes(args: tuple[Any, ...]) -> str:
+    """The error for sizes given by position: torch's order (embed_dim, num_heads) and ours (n, d_model, h) differ."""
+    shown = ", ".join(repr(a) for a in args)
+    if len(args) == 2:
+        hint = (f"for torch's nn.MultiheadAttention({shown}) (embed_dim, num_heads) write "
+                f"MultiHeadAttention(d_model={args[0]!r}, h={args[1]!r})")
+    elif len(args) == 3:
+        hint = f"write MultiHeadAttention(n={args[0]!r}, d_model={args[1]!r}, h={args[2]!r})"
+    else:
+        hint = "e.g. MultiHeadAttention(n=8, d_model=512, h=8)"
+    return (f"MultiHeadAttention takes its sizes by keyword (n tokens, model width d_model, h heads), "
+            f"not by position ({shown}): {hint}")
+
+
 class MultiHeadAttention(LatexReprMixin, Basic):
     """Multi-head attention with symbolic or concrete dimensions.
 
     Parameters
     ==========
 
-    n, d_model, h : int, str, Symbol or None
-        Tokens, model width, heads; ``None`` means a symbol.  A :class:`Dims` may be
-        passed as ``n`` instead.
+    n, d_model, h : int, str, Symbol or None, keyword-only
+        Tokens, model width, heads; ``None`` means a symbol.  They are keyword-only because torch's
+        ``nn.MultiheadAttention(768, 12)`` means ``d_model=768, h=12``: sizes given by position are an
+        :class:`~mha_symbolic.errors.InputError` that says how to write them.  A :class:`Dims` may be
+        passed as the one positional argument instead.
     d_k, d_v : optional
         Per-head widths; default ``d_model / h``.
     convention : ``"projection"`` or ``"split"``
@@ -255,17 +271,20 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     mha_symbolic.proofs.split_equals_projection : the two conventions agree.
     """
 
-    def __new__(cls, n: Any = None, d_model: Any = None, h: Any = None, *args: Any, d_k: Any = None,
+    def __new__(cls, *args: Any, n: Any = None, d_model: Any = None, h: Any = None, d_k: Any = None,
                 d_v: Any = None, convention: Any = "projection", causal: Any = False,
                 bias: Any = False, scale: Any = None, kv_heads: Any = None, n_kv: Any = None, cross: Any = False,
                 mask: Any = None) -> MultiHeadAttention:
-        if isinstance(n, Dims):  # canonical: MultiHeadAttention(dims, convention, causal, bias, scale[, g, n_kv, mask])
-            dims = n
-            if d_model is not None:
-                convention = d_model
-            if h is not None:
-                causal = h
-            options = dict(zip(("bias", "scale", "kv_heads", "n_kv", "mask"), args, strict=False))
+        if not args and isinstance(n, Dims):
+            args, n = (n,), None
+        if args and isinstance(args[0], Dims):
+            # canonical (obj.func(*obj.args)): MultiHeadAttention(dims, convention, causal, bias, scale[, g, n_kv, mask])
+            dims = args[0]
+            if len(args) > 1:
+                convention = args[1]
+            if len(args) > 2:
+                causal = args[2]
+            options = dict(zip(("bias", "scale", "kv_heads", "n_kv", "mask"), args[3:], strict=False))
             bias = options.get("bias", bias)
             scale = options.get("scale", scale)
             kv_heads = options.get("kv_heads", kv_heads)
@@ -274,7 +293,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
             mask = options.get("mask", mask)
         else:
             if args:
-                raise InputError("MultiHeadAttention takes n, d_model, h positionally; give d_k, d_v by keyword")
+                raise InputError(_positional_sizes(args))
             dims = Dims(n, d_model, h, d_k, d_v)
         conv = convention.name if isinstance(convention, Str) else convention
         if conv not in CONVENTIONS:
@@ -389,7 +408,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
     def replace_options(self, **options: Any) -> MultiHeadAttention:
         """The same dimensions with other options (``convention``, ``causal``, ``bias``, ``scale``).
 
-        >>> MultiHeadAttention(2, 4, 2).replace_options(scale=1).steps["S'_1"].definition
+        >>> MultiHeadAttention(n=2, d_model=4, h=2).replace_options(scale=1).steps["S'_1"].definition
         S_1
         """
         current = {"convention": self.convention, "causal": self.causal, "bias": self.bias, "scale": self.args[4],
@@ -406,11 +425,11 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         symbolic sizes ``n``, ``d_model``, ``h`` (and ``n_kv`` in cross-attention): what a statement about "every
         size" of this model is proven on.  A fixed number of key/value heads stays fixed.
 
-        >>> M = MultiHeadAttention(4, 8, 2, kv_heads=1, n_kv=3, mask="key_padding").generalised()
+        >>> M = MultiHeadAttention(n=4, d_model=8, h=2, kv_heads=1, n_kv=3, mask="key_padding").generalised()
         >>> M.dims.h, M.kv_heads, M.n_kv, M.mask
         (h, 1, n_kv, 'key_padding')
         """
-        return type(self)(None, None, None, convention=self.convention, causal=self.causal, bias=self.bias,
+        return type(self)(convention=self.convention, causal=self.causal, bias=self.bias,
                           scale=self.args[4], kv_heads=self.kv_heads, cross=self.cross, mask=self.mask)
 
     @property

@@ -126,13 +126,13 @@ def _src(doc: str, line: int) -> str:
 
 # two tokens, d_model 4, two heads reading column blocks; head 1 has Q = K = V = X_1, head 2's
 # projection is left unstated ("a different projection"), W_O is not given
-_M000 = MultiHeadAttention(2, 4, 2, convention="split")
+_M000 = MultiHeadAttention(n=2, d_model=4, h=2, convention="split")
 _G000 = {"X": [[1, 0, 1, 0], [0, 1, 0, 1]], "W_Q": [_I2, None], "W_K": [_I2, None], "W_V": [_I2, None]}
 _Z2 = [[0.60, 0.40], [0.40, 0.60]]
 # eight tokens, d_model 4, two heads (split); and the headline configuration d_model 512, h 8
-_M001, _M001_WIDE = MultiHeadAttention(8, 4, 2, convention="split"), MultiHeadAttention(None, 512, 8)
+_M001, _M001_WIDE = MultiHeadAttention(n=8, d_model=4, h=2, convention="split"), MultiHeadAttention(n=None, d_model=512, h=8)
 # one token, d_model 4, two heads with the stated per-head weights; W_O is not given
-_M003 = MultiHeadAttention(1, 4, 2)
+_M003 = MultiHeadAttention(n=1, d_model=4, h=2)
 _G003 = {"X": [[1, 2, 3, 4]],
          "W_Q": [[[1, 0], [0, 1], [0, 0], [1, 0]], [[0, 1], [1, 0], [1, 0], [0, 1]]],
          "W_K": [[[1, 1], [0, 1], [1, 0], [0, 1]], [[0, 1], [1, 1], [0, 0], [1, 0]]],
@@ -140,14 +140,14 @@ _G003 = {"X": [[1, 2, 3, 4]],
 _GENERAL = MultiHeadAttention()
 # grouped-query attention at LLaMA-style sizes (h = 32 query heads, g = 8 key/value heads, d_k = 128), a small
 # grouped model for the symbolic proof, and multi-query attention (g = 1)
-_GQA = MultiHeadAttention(None, 4096, 32, kv_heads=8)
-_GQA_SMALL = MultiHeadAttention(3, 8, 4, kv_heads=2)
-_MQA = MultiHeadAttention(None, 1024, 16, kv_heads=1)
+_GQA = MultiHeadAttention(n=None, d_model=4096, h=32, kv_heads=8)
+_GQA_SMALL = MultiHeadAttention(n=3, d_model=8, h=4, kv_heads=2)
+_MQA = MultiHeadAttention(n=None, d_model=1024, h=16, kv_heads=1)
 # cross-attention (3 decoder queries, 5 encoder keys/values), one with n_kv = 2 < n where the row-stochastic
 # bound 1 + h (n_kv - 1) is the binding one, and key padding
-_CROSS = MultiHeadAttention(3, 8, 2, n_kv=5)
-_CROSS_FEW_KEYS = MultiHeadAttention(4, 4, 2, n_kv=2)
-_PADDED = MultiHeadAttention(2, 4, 2, n_kv=3, mask="key_padding")
+_CROSS = MultiHeadAttention(n=3, d_model=8, h=2, n_kv=5)
+_CROSS_FEW_KEYS = MultiHeadAttention(n=4, d_model=4, h=2, n_kv=2)
+_PADDED = MultiHeadAttention(n=2, d_model=4, h=2, n_kv=3, mask="key_padding")
 _ATTENTION = r"Z = \mathrm{softmax}\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V"
 
 
@@ -214,11 +214,11 @@ CLAIMS: list[Claim] = [
           _src("002", 35), _GENERAL, FormulaStatement(
               r"\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)W_O", "MultiHead")),
     Claim("002-not-equivalent", "Multi-head attention is not mathematically equivalent to single-head",
-          _src("002", 101), MultiHeadAttention(2, 2, 2), ProofStatement(two_heads_not_one)),
+          _src("002", 101), MultiHeadAttention(n=2, d_model=2, h=2), ProofStatement(two_heads_not_one)),
     Claim("002-softmax-differ", r"\mathrm{softmax}(Q_1K_1^{\top}) \neq \mathrm{softmax}(Q_2K_2^{\top})",
-          _src("002", 124), MultiHeadAttention(3, 4, 2), HeadsDiffer("A")),
+          _src("002", 124), MultiHeadAttention(n=3, d_model=4, h=2), HeadsDiffer("A")),
     Claim("002-higher-rank", "Multi-head has a higher rank representation than single-head", _src("002", 160),
-          MultiHeadAttention(None, 64, 4), RankComparison("Concat", n=8)),
+          MultiHeadAttention(n=None, d_model=64, h=4), RankComparison("Concat", n=8)),
     Claim("002-rank-by-attention", r"\mathrm{rank}(Z) \le \mathrm{rank}(A)\ \text{(output rank limited by the "
           r"attention matrix)}", _src("002", 187), _GENERAL, RankStatement("head_i", "le", RankOf("A_i"))),
     Claim("002-rank-single", r"\mathrm{rank}(Z) \le d_k", _src("002", 193), _GENERAL,
@@ -227,7 +227,7 @@ CLAIMS: list[Claim] = [
           RankStatement("Concat", "le", lambda D: D.h * D.d_k)),
     Claim("002-wo-left", r"f(x) = W_O [f_1(x), f_2(x), \dots, f_h(x)]\ \text{beside}\ "
           r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_O", _src("002", 223),
-          MultiHeadAttention(None, 64, 4), ReadingsAgree("f(x) = W_O [f_1(x), ..., f_h(x)]", _column_reading)),
+          MultiHeadAttention(n=None, d_model=64, h=4), ReadingsAgree("f(x) = W_O [f_1(x), ..., f_h(x)]", _column_reading)),
     Claim("002-deeper", "Multi-head attention is effectively a deeper function class", _src("002", 149), _GENERAL,
           Informal("'deeper' is not defined; see the proof that two heads are not one for what holds")),
     Claim("002-empirical", "Single-head performance drops; multi-head improves significantly", _src("002", 234),
@@ -249,7 +249,7 @@ CLAIMS: list[Claim] = [
           _src("004", 73), _GENERAL, FormulaStatement(
               r"\text{MultiHead}(Q, K, V) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)W_O", "MultiHead")),
     Claim("004-back-to-model", "Concatenation along the feature dimension, projected back to the model dimension",
-          _src("004", 81), MultiHeadAttention(None, 512, 8), ShapeStatement("Output", lambda D: (D.n, D.d_model))),
+          _src("004", 81), MultiHeadAttention(n=None, d_model=512, h=8), ShapeStatement("Output", lambda D: (D.n, D.d_model))),
     Claim("004-scaling", "Scaling keeps the scores' variance independent of d_k, so the softmax does not saturate",
           _src("004", 158), _GENERAL, ScoreStatistic("Var", "S'", independent_of="d_k")),
     Claim("004-8-heads", "Transformers commonly use 8 heads; each specialises", _src("004", 91), _GENERAL,

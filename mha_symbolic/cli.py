@@ -74,7 +74,7 @@ def _kv_heads(text: str) -> int | str:
 
 
 def _model(args: argparse.Namespace) -> MultiHeadAttention:
-    return MultiHeadAttention(args.n, args.d_model, args.heads, d_k=args.d_k, d_v=args.d_v,
+    return MultiHeadAttention(n=args.n, d_model=args.d_model, h=args.heads, d_k=args.d_k, d_v=args.d_v,
                               convention=args.convention or "projection", causal=args.causal,
                               kv_heads=getattr(args, "kv_heads", None), n_kv=getattr(args, "n_kv", None),
                               cross=getattr(args, "cross", False), mask=getattr(args, "mask", None))
@@ -249,7 +249,7 @@ def _variant_ranks(args: argparse.Namespace) -> int:
         (args.n, args.d_model, args.heads)
     if not all(isinstance(x, int) for x in (n, d, h)):
         raise InputError("ranks with --kv-heads, --n-kv, --mask or --causal needs --n, --d-model and --heads together")
-    model = MultiHeadAttention(n, d, h, kv_heads=args.kv_heads, n_kv=args.n_kv, mask=args.mask, causal=args.causal)
+    model = MultiHeadAttention(n=n, d_model=d, h=h, kv_heads=args.kv_heads, n_kv=args.n_kv, mask=args.mask, causal=args.causal)
     proof = variant_rank_bounds(model)
     rows = proof.result["rows"]
     if args.json:

@@ -315,7 +315,7 @@ def standard_documents() -> dict[str, Derivation]:
     docs = {"general": Derivation.general(MultiHeadAttention()),
             "general-split": Derivation.general(MultiHeadAttention(convention="split")),
             "general-causal-bias": Derivation.general(MultiHeadAttention(causal=True, bias=True)),
-            "general-gqa": Derivation.general(MultiHeadAttention(None, None, 8, kv_heads=2)),
+            "general-gqa": Derivation.general(MultiHeadAttention(n=None, d_model=None, h=8, kv_heads=2)),
             "general-cross": Derivation.general(MultiHeadAttention(cross=True, mask="key_padding"))}
     for name, ex in EXAMPLES.items():
         docs[name] = Derivation.from_example(ex)

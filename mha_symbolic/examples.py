@@ -87,7 +87,7 @@ EXAMPLES: dict[str, Example] = {
         name="seed000",
         title="Two tokens, two heads, $Q = K = V = X_i$ (split convention)",
         source="seeds/000 (Bengali tutorial, worked example)",
-        model=MultiHeadAttention(2, 4, 2, convention="split"),
+        model=MultiHeadAttention(n=2, d_model=4, h=2, convention="split"),
         inputs={"X": [[1, 0, 1, 0], [0, 1, 0, 1]], "W_Q": [_I2, _I2], "W_K": [_I2, _I2], "W_V": [_I2, _I2],
                 "W_O": _I4},
         chosen=("$W^O = I_4$ (the source leaves $W^O$ unspecified)",
@@ -97,7 +97,7 @@ EXAMPLES: dict[str, Example] = {
         name="seed001",
         title="Eight tokens, $d_{model} = 4$, two heads (split convention)",
         source="seeds/001 (detailed calculation example)",
-        model=MultiHeadAttention(8, 4, 2, convention="split"),
+        model=MultiHeadAttention(n=8, d_model=4, h=2, convention="split"),
         inputs={"X": _SEED001_X, **_SEED001_W},
         chosen=("weights are not given in the source: $W_i^Q = I_2$, $W_i^K = [[0,1],[1,0]]$, "
                 "$W_i^V = [[1,1],[0,1]]$, $W^O = I_4$ (a documented deterministic choice)",),
@@ -106,7 +106,7 @@ EXAMPLES: dict[str, Example] = {
         name="seed003",
         title="One token, two heads, the source's weights (projection convention)",
         source="seeds/003 (mini numerical example)",
-        model=MultiHeadAttention(1, 4, 2, convention="projection"),
+        model=MultiHeadAttention(n=1, d_model=4, h=2, convention="projection"),
         inputs={
             "X": [[1, 2, 3, 4]],
             "W_Q": [[[1, 0], [0, 1], [0, 0], [1, 0]], [[0, 1], [1, 0], [1, 0], [0, 1]]],

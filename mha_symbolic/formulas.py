@@ -108,9 +108,9 @@ def attention_rhs(model: MultiHeadAttention, Q: Any, K: Any, V: Any) -> Any:
     >>> from sympy import MatrixSymbol
     >>> from mha_symbolic import MultiHeadAttention
     >>> Q, K, V = (MatrixSymbol(c, 3, 4) for c in "QKV")
-    >>> attention_rhs(MultiHeadAttention(3, 4, 2), Q, K, V)
+    >>> attention_rhs(MultiHeadAttention(n=3, d_model=4, h=2), Q, K, V)
     softmax(Q*K.T / sqrt(2))*V
-    >>> attention_rhs(MultiHeadAttention(3, 4, 2, scale=1), Q, K, V)
+    >>> attention_rhs(MultiHeadAttention(n=3, d_model=4, h=2, scale=1), Q, K, V)
     softmax(Q*K.T)*V
     """
     index = model.head_indices[0]

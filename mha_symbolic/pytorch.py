@@ -231,7 +231,7 @@ def from_pytorch(in_proj_weight: Any, in_proj_bias: Any = None, out_proj_weight:
     E = W_in.shape[1]
     if isinstance(num_heads, bool) or not isinstance(num_heads, (int, np.integer)) or num_heads <= 0:
         raise InputError(f"num_heads must be a positive integer, got {num_heads!r}")
-    model = MultiHeadAttention(None, E, int(num_heads), bias=True)  # DimensionError if h does not divide E
+    model = MultiHeadAttention(n=None, d_model=E, h=int(num_heads), bias=True)  # DimensionError if h does not divide E
     h, dk = int(num_heads), E // int(num_heads)
     W_in = _matrix("in_proj_weight", W_in, (3 * E, E))
     dtype = W_in.dtype
@@ -259,7 +259,7 @@ def from_layer(layer: LayerWeights, batch_first: bool = True) -> PyTorchMHA:
     if h * dk != E:
         raise InputError(f"layer {layer.layer} has {h} heads of width {dk} in a model of width {E}; the numeric "
                          "model needs h d_k = d_model")
-    model = MultiHeadAttention(None, E, h, bias=True)
+    model = MultiHeadAttention(n=None, d_model=E, h=h, bias=True)
     rep = [layer.kv_head(i) for i in range(h)]
     dtype = layer.dtype
 

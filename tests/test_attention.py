@@ -45,7 +45,7 @@ def test_concat_shape_simplifies_only_through_the_relation():
 
 @pytest.mark.parametrize("convention, weight_rows", [("projection", 4), ("split", 2)])
 def test_concrete_shapes_8_4_2(convention, weight_rows):
-    M = MultiHeadAttention(8, 4, 2, convention=convention)
+    M = MultiHeadAttention(n=8, d_model=4, h=2, convention=convention)
     expected = {"Q": (8, 2), "K": (8, 2), "V": (8, 2), "S": (8, 8), "S'": (8, 8), "A": (8, 8), "head": (8, 2)}
     for i in (1, 2):
         for base, shape in expected.items():
@@ -89,7 +89,7 @@ def test_causal_flag_reaches_softmax():
 
 
 def test_every_public_object_rebuilds_from_args():
-    objects = [Dims(), MultiHeadAttention(), MultiHeadAttention(8, 4, 2, convention="split", causal=True),
+    objects = [Dims(), MultiHeadAttention(), MultiHeadAttention(n=8, d_model=4, h=2, convention="split", causal=True),
                MultiHeadAttention(d_k=3)]
     for M in list(objects[1:]):
         objects += list(M.steps.values())
@@ -125,7 +125,7 @@ def test_bad_models(kwargs, error, message):
 
 def test_bind_and_inputs():
     M = MultiHeadAttention().bind(n=2, d_model=4, h=2)
-    assert M == MultiHeadAttention(2, 4, 2)
+    assert M == MultiHeadAttention(n=2, d_model=4, h=2)
     inputs = M.inputs
     assert inputs["X"].shape == (2, 4) and [w.shape for w in inputs["W_V"]] == [(4, 2), (4, 2)]
 
@@ -150,3 +150,16 @@ def test_scaled_scores_doit_deep_and_shallow():
     # deep (the default) evaluates the scores too: (QK)^T = K^T Q^T; shallow keeps them as written
     assert ScaledScores(scores, 4).doit() == MatMul(Rational(1, 2), K.T, Q.T)
     assert ScaledScores(scores, 4).doit(deep=False) == MatMul(Rational(1, 2), scores)
+
+
+def test_sizes_by_position_are_an_error_that_says_how_to_write_them():
+    """torch's nn.MultiheadAttention(768, 12) means embed_dim=768, num_heads=12; ours would have meant n=768,
+    d_model=12. Sizes are keyword-only, and the error shows the torch user's intent in our names."""
+    with pytest.raises(InputError, match=r"for torch's nn.MultiheadAttention\(768, 12\) .* "
+                                         r"MultiHeadAttention\(d_model=768, h=12\)"):
+        MultiHeadAttention(768, 12)
+    with pytest.raises(InputError, match=r"write MultiHeadAttention\(n=8, d_model=512, h=8\)"):
+        MultiHeadAttention(8, 512, 8)
+    M = MultiHeadAttention(d_model=768, h=12)
+    assert (M.dims.n.is_Symbol, M.dims.d_model, M.dims.h, M.dims.d_k) == (True, 768, 12, 64)
+    assert M.func(*M.args) == M and MultiHeadAttention(M.dims) == M

@@ -125,14 +125,14 @@ def test_a_zero_in_a_matrix_literal_is_not_zero_based_head_numbering():
 # ----- the claims registry: each claim decided on its own model, and on another one --------------------
 def test_cross_and_mask_claims_follow_the_model():
     assert claim("cross-scores-shape").decide().verdict == "true"
-    assert claim("cross-scores-shape").decide(MultiHeadAttention(3, 8, 2, n_kv=4)).verdict == "false"
+    assert claim("cross-scores-shape").decide(MultiHeadAttention(n=3, d_model=8, h=2, n_kv=4)).verdict == "false"
     rank = claim("cross-concat-rank")
     got = rank.decide()
     assert got.verdict == "true" and "certified witness" in got.detail
-    assert rank.decide(MultiHeadAttention(4, 4, 2, n_kv=3)).verdict == "false"  # min(n, h d_v) = 4 < 1 + 2*2
+    assert rank.decide(MultiHeadAttention(n=4, d_model=4, h=2, n_kv=3)).verdict == "false"  # min(n, h d_v) = 4 < 1 + 2*2
     padded = claim("mask-padded-zero")
     assert padded.decide().verdict == "true"
-    assert padded.decide(MultiHeadAttention(2, 4, 2, n_kv=3)).verdict == "false"  # no mask: every weight > 0
+    assert padded.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=3)).verdict == "false"  # no mask: every weight > 0
     sums = claim("mask-row-sums")
     assert sums.decide().verdict == "true"
-    assert sums.decide(MultiHeadAttention(2, 4, 2, n_kv=1, mask="key_padding")).verdict == "false"  # no key left
+    assert sums.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=1, mask="key_padding")).verdict == "false"  # no key left

@@ -89,7 +89,7 @@ def test_every_claim_is_a_statement_decided_on_the_model_it_is_given(monkeypatch
         original = cls.decide
         monkeypatch.setattr(cls, "decide",
                             lambda self, model, _o=original: seen.append((self, model)) or _o(self, model))
-    other = MultiHeadAttention(2, 4, 2, scale=Rational(1, 3))
+    other = MultiHeadAttention(n=2, d_model=4, h=2, scale=Rational(1, 3))
     for c in CLAIMS:
         if not c.informal:
             try:
@@ -106,7 +106,7 @@ def test_002_wo_left_consistent_when_the_conventions_agree():
     agree = ReadingsAgree("f(x) = W_O^T [f_1; ...; f_h]",
                           lambda M: product("f(x)", M.W_O.T, M.steps["Concat"].symbol.T))
     assert agree.decide(c.model).verdict == "true"
-    narrow = c.decide(MultiHeadAttention(None, 64, 4, d_v=8))  # W_O is 32 x 64: the column reading cannot form
+    narrow = c.decide(MultiHeadAttention(n=None, d_model=64, h=4, d_v=8))  # W_O is 32 x 64: the column reading cannot form
     assert narrow.verdict == "inconsistent" and "inner dimensions 64 and 32 differ" in narrow.detail
 
 
@@ -187,10 +187,10 @@ def test_shapes_heads_and_inputs_flip():
     assert StatedShapes({"W_Q": (2, 2)}).decide(claim("001-WQ-shape").model).verdict == "true"
     same = {"X": [[1, 0, 2, 1], [0, 1, -1, 2], [2, 2, 0, 1]], **{k: [[[1, 0], [0, 1], [1, 1], [0, 2]]] * 2
                                                                    for k in ("W_Q", "W_K", "W_V")}}
-    assert HeadsDiffer("A", givens=same).decide(MultiHeadAttention(3, 4, 2)).verdict == "false"
+    assert HeadsDiffer("A", givens=same).decide(MultiHeadAttention(n=3, d_model=4, h=2)).verdict == "false"
     assert claim("003-full-input").decide(MultiHeadAttention(convention="split")).verdict == "false"
-    assert claim("001-width").decide(MultiHeadAttention(None, 512, 4)).verdict == "true"  # h d_k = d_model always
-    assert claim("001-dk").decide(MultiHeadAttention(None, 512, 4)).verdict == "false"
+    assert claim("001-width").decide(MultiHeadAttention(n=None, d_model=512, h=4)).verdict == "true"  # h d_k = d_model always
+    assert claim("001-dk").decide(MultiHeadAttention(n=None, d_model=512, h=4)).verdict == "false"
 
 
 def test_claim_lookup_and_source_filter(capsys):
@@ -234,15 +234,15 @@ def test_verdict_as_dict():
 # ----- grouped-query and multi-query attention (#15) ------------------------------------------------------
 def test_grouped_claims_follow_the_models_steps():
     """The counts come from the model decided on: other value widths, other g, no grouping change them."""
-    wide_values = MultiHeadAttention(None, 4096, 32, d_k=128, d_v=64, kv_heads=8)  # caches g (d_k + d_v)
+    wide_values = MultiHeadAttention(n=None, d_model=4096, h=32, d_k=128, d_v=64, kv_heads=8)  # caches g (d_k + d_v)
     assert claim("gqa-kv-cache").decide(wide_values).verdict == "false"
     assert claim("gqa-kv-cache").decide(wide_values).expected == "1536"
     assert claim("gqa-parameters").decide(wide_values).verdict == "false"
-    assert claim("mqa-kv-cache").decide(MultiHeadAttention(None, 1024, 16, kv_heads=2)).verdict == "false"
+    assert claim("mqa-kv-cache").decide(MultiHeadAttention(n=None, d_model=1024, h=16, kv_heads=2)).verdict == "false"
     saving = claim("gqa-kv-saving")
-    assert saving.decide(MultiHeadAttention(None, 4096, 32, kv_heads=4)).verdict == "true"  # h/g follows g
+    assert saving.decide(MultiHeadAttention(n=None, d_model=4096, h=32, kv_heads=4)).verdict == "true"  # h/g follows g
     assert "8192 / 2048 = 4" in saving.decide().detail
     repeated = claim("gqa-repeated-kv")
     assert repeated.decide().verdict == "true"
     assert [repeated.model.kv_index(i) for i in repeated.model.head_indices] == [1, 1, 2, 2]
-    assert run_claims([Claim("x", "", "", MultiHeadAttention(3, 8, 4), repeated.statement)])[0].verdict == "undecided"
+    assert run_claims([Claim("x", "", "", MultiHeadAttention(n=3, d_model=8, h=4), repeated.statement)])[0].verdict == "undecided"

@@ -46,21 +46,21 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "engine.txt"
 
 MODELS = {
     "symbolic": MultiHeadAttention(),
-    "2x4x2": MultiHeadAttention(2, 4, 2),
-    "3x6x3 causal": MultiHeadAttention(3, 6, 3, causal=True),
+    "2x4x2": MultiHeadAttention(n=2, d_model=4, h=2),
+    "3x6x3 causal": MultiHeadAttention(n=3, d_model=6, h=3, causal=True),
     "unscaled": MultiHeadAttention(scale=1),
-    "split 2x4x2": MultiHeadAttention(2, 4, 2, convention="split"),
-    "bias 2x2x1": MultiHeadAttention(2, 2, 1, bias=True),
+    "split 2x4x2": MultiHeadAttention(n=2, d_model=4, h=2, convention="split"),
+    "bias 2x2x1": MultiHeadAttention(n=2, d_model=2, h=1, bias=True),
 }
 
 #: The variants of issue 15: their steps, shapes, rank traces, counts and certified rank bounds are pinned too.
 VARIANTS = {
     "gqa symbolic h, g": MultiHeadAttention(kv_heads="g"),
-    "mqa 3x8x4": MultiHeadAttention(3, 8, 4, kv_heads=1),
+    "mqa 3x8x4": MultiHeadAttention(n=3, d_model=8, h=4, kv_heads=1),
     "cross symbolic, key padding": MultiHeadAttention(cross=True, mask="key_padding"),
-    "cross 7x8x4 g=2 n_kv=2": MultiHeadAttention(7, 8, 4, kv_heads=2, n_kv=2),
-    "cross 5x4x2 additive bias n_kv=2": MultiHeadAttention(5, 4, 2, n_kv=2, mask="additive", bias=True),
-    "split cross causal 4x8x4 n_kv=3": MultiHeadAttention(4, 8, 4, n_kv=3, convention="split", causal=True),
+    "cross 7x8x4 g=2 n_kv=2": MultiHeadAttention(n=7, d_model=8, h=4, kv_heads=2, n_kv=2),
+    "cross 5x4x2 additive bias n_kv=2": MultiHeadAttention(n=5, d_model=4, h=2, n_kv=2, mask="additive", bias=True),
+    "split cross causal 4x8x4 n_kv=3": MultiHeadAttention(n=4, d_model=8, h=4, n_kv=3, convention="split", causal=True),
 }
 
 I2 = [[1, 0], [0, 1]]
@@ -117,7 +117,7 @@ def _claims() -> list[tuple[str, Callable[[], Any]]]:
             *[(f"low_rank_bottleneck({n}, {k})", lambda n=n, k=k: low_rank_bottleneck(n, k))
               for n, k in ((3, 3), (4, 2), (2, 5), (5, 3), (4, 3))],
             ("bottleneck_theorem()", bottleneck_theorem),
-            ("bottleneck_theorem(2x4x2)", lambda: bottleneck_theorem(MultiHeadAttention(2, 4, 2)))]
+            ("bottleneck_theorem(2x4x2)", lambda: bottleneck_theorem(MultiHeadAttention(n=2, d_model=4, h=2)))]
 
 
 def render_claim(c: Any) -> str:

@@ -42,7 +42,7 @@ def random_inputs(rng, n, d_model, h, split=False):
 def test_matches_independent_numpy(n, d_model, h, convention, causal):
     rng = np.random.default_rng(n * 100 + d_model * 10 + h)
     inputs = random_inputs(rng, n, d_model, h, split=convention == "split")
-    E = MultiHeadAttention(n, d_model, h, convention=convention, causal=causal).evaluate(**inputs)
+    E = MultiHeadAttention(n=n, d_model=d_model, h=h, convention=convention, causal=causal).evaluate(**inputs)
     ref = reference_mha(inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], inputs["W_O"],
                         causal=causal, split=convention == "split")
     np.testing.assert_allclose(E.numeric(), ref, rtol=1e-12, atol=1e-12)
@@ -53,13 +53,13 @@ def test_matches_independent_numpy(n, d_model, h, convention, causal):
 def test_matches_numpy_property(n, dims, causal, seed):
     d_model, h = dims
     inputs = random_inputs(np.random.default_rng(seed), n, d_model, h)
-    E = MultiHeadAttention(n, d_model, h, causal=causal).evaluate(**inputs)
+    E = MultiHeadAttention(n=n, d_model=d_model, h=h, causal=causal).evaluate(**inputs)
     ref = reference_mha(inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], inputs["W_O"], causal=causal)
     np.testing.assert_allclose(E.numeric(), ref, rtol=1e-12, atol=1e-12)
 
 
 def test_decimals_become_exact_rationals():
-    E = MultiHeadAttention(1, 2, 1, d_k=1).evaluate(X=[[0.1, 0.2]], W_Q=[[[1], [1]]], W_K=[[[1], [0]]],
+    E = MultiHeadAttention(n=1, d_model=2, h=1, d_k=1).evaluate(X=[[0.1, 0.2]], W_Q=[[[1], [1]]], W_K=[[[1], [0]]],
                                              W_V=[[[1], [1]]], W_O=[[1, 0]])
     assert E["Q_1"] == ImmutableMatrix([[Rational(3, 10)]])
     assert E["S'_1"] == ImmutableMatrix([[Rational(3, 100)]])  # d_k = 1
@@ -68,7 +68,7 @@ def test_decimals_become_exact_rationals():
 
 def test_causal_upper_triangle_zero_rows_sum_to_one():
     rng = np.random.default_rng(7)
-    E = MultiHeadAttention(4, 4, 2, causal=True).evaluate(**random_inputs(rng, 4, 4, 2))
+    E = MultiHeadAttention(n=4, d_model=4, h=2, causal=True).evaluate(**random_inputs(rng, 4, 4, 2))
     for name in ("A_1", "A_2"):
         A = E[name]
         assert all(A[i, j] == 0 for i in range(4) for j in range(4) if j > i)
@@ -79,13 +79,13 @@ def test_dimensions_inferred_from_inputs():
     I2 = [[1, 0], [0, 1]]
     E = MultiHeadAttention(convention="split").evaluate(X=[[1, 0, 1, 0], [0, 1, 0, 1]], W_Q=[I2, I2],
                                                         W_K=[I2, I2], W_V=[I2, I2], W_O=np.eye(4, dtype=int))
-    assert E.model == MultiHeadAttention(2, 4, 2, convention="split")
+    assert E.model == MultiHeadAttention(n=2, d_model=4, h=2, convention="split")
     e = exp(sqrt(2) / 2)
     assert E["A_2"][1, 1] == e / (1 + e)
 
 
 def test_symbolic_entries_for_small_models():
-    M = MultiHeadAttention(2, 2, 1)
+    M = MultiHeadAttention(n=2, d_model=2, h=1)
     E = M.evaluate()
     X = M.inputs["X"]
     assert E["Q_1"][0, 0] == X[0, 0] * M.inputs["W_Q"][0][0, 0] + X[0, 1] * M.inputs["W_Q"][0][1, 0]
@@ -103,13 +103,13 @@ def test_symbolic_entries_for_small_models():
 
 
 def test_size_limit_fails_fast_with_advice():
-    M = MultiHeadAttention(64, 64, 4)
+    M = MultiHeadAttention(n=64, d_model=64, h=4)
     assert estimate_terms(M.dims) > DEFAULT_MAX_TERMS
     with pytest.raises(SizeLimitError, match="n=64, d_model=64, h=4 would build about .* use numeric evaluation"):
         M.evaluate(X=np.ones((64, 64)), W_Q=np.ones((4, 64, 16)), W_K=np.ones((4, 64, 16)),
                    W_V=np.ones((4, 64, 16)), W_O=np.ones((64, 64)))
     with pytest.raises(SizeLimitError, match="limit 10"):
-        MultiHeadAttention(2, 2, 1).evaluate(max_terms=10)
+        MultiHeadAttention(n=2, d_model=2, h=1).evaluate(max_terms=10)
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,7 @@ def test_bad_inputs(change, error, message):
               "W_V": [np.eye(4)[:, :2]] * 2, "W_O": np.eye(4)}
     inputs.update(change)
     with pytest.raises(error, match=message):
-        MultiHeadAttention(2, 4, 2).evaluate(**inputs)
+        MultiHeadAttention(n=2, d_model=4, h=2).evaluate(**inputs)
 
 
 def test_symbolic_dimensions_without_inputs_refused():
@@ -149,7 +149,7 @@ def test_symbolic_dimensions_without_inputs_refused():
 
 def test_numeric_refuses_symbolic_entries():
     with pytest.raises(InputError, match="has symbolic entries"):
-        MultiHeadAttention(1, 1, 1).evaluate().numeric()
+        MultiHeadAttention(n=1, d_model=1, h=1).evaluate().numeric()
 
 
 def test_biases_broadcast_over_tokens():
@@ -157,7 +157,7 @@ def test_biases_broadcast_over_tokens():
     inputs = random_inputs(rng, 3, 4, 2)
     b = {k: rng.integers(-2, 3, (2, 2)) for k in ("b_Q", "b_K", "b_V")}
     b_O = rng.integers(-2, 3, 4)
-    E = MultiHeadAttention(3, 4, 2, bias=True).evaluate(**inputs, **b, b_O=b_O)
+    E = MultiHeadAttention(n=3, d_model=4, h=2, bias=True).evaluate(**inputs, **b, b_O=b_O)
     X = inputs["X"].astype(float)
     heads = []
     for i in range(2):
@@ -174,11 +174,11 @@ def test_biases_broadcast_over_tokens():
 
 def test_bias_errors():
     with pytest.raises(InputError, match="b_O given, but the model has no biases"):
-        MultiHeadAttention(2, 4, 2).evaluate(b_O=[1, 2, 3, 4])
+        MultiHeadAttention(n=2, d_model=4, h=2).evaluate(b_O=[1, 2, 3, 4])
     with pytest.raises(InputError, match="b_Q: expected h=2 per-head vectors, got 3"):
-        MultiHeadAttention(2, 4, 2, bias=True).evaluate(b_Q=np.zeros((3, 2)))
+        MultiHeadAttention(n=2, d_model=4, h=2, bias=True).evaluate(b_Q=np.zeros((3, 2)))
     with pytest.raises(ShapeError, match=r"step Q_1 = X W_Q\^1 \+ 1 b_Q\^1: cannot add \(2, 2\) and \(2, 3\)"):
-        MultiHeadAttention(2, 4, 2, bias=True).evaluate(X=np.ones((2, 4)), b_Q=np.zeros((2, 3)))
+        MultiHeadAttention(n=2, d_model=4, h=2, bias=True).evaluate(X=np.ones((2, 4)), b_Q=np.zeros((2, 3)))
 
 
 # ----- asymmetric, non-square, per-head-different weights: softmax direction and head order matter -------
@@ -216,7 +216,7 @@ def test_every_step_on_asymmetric_scores(causal):
     for i in (1, 2):  # the fixture is what it claims: scores and attention are not symmetric
         assert not np.allclose(ref[f"S_{i}"], ref[f"S_{i}"].T)
     assert not np.allclose(ref["A_1"], ref["A_2"]) and not np.allclose(ref["head_1"], ref["head_2"])
-    E = MultiHeadAttention(3, 4, 2, causal=causal).evaluate(X=ASYM_X, W_Q=ASYM_WQ, W_K=ASYM_WK, W_V=ASYM_WV,
+    E = MultiHeadAttention(n=3, d_model=4, h=2, causal=causal).evaluate(X=ASYM_X, W_Q=ASYM_WQ, W_K=ASYM_WK, W_V=ASYM_WV,
                                                             W_O=ASYM_WO)
     assert set(E.keys()) == set(ref)
     for name, want in ref.items():

@@ -77,7 +77,7 @@ class TestSeed003:
 
 class TestSeed001:
     def test_stated_W_Q_shape_is_inconsistent(self):
-        M = MultiHeadAttention(8, 4, 2, convention="split")
+        M = MultiHeadAttention(n=8, d_model=4, h=2, convention="split")
         with pytest.raises(ShapeError) as info:
             M.evaluate(**seed001_as_stated())
         assert str(info.value) == "step Q_1 = X_head1 W_Q^1: (8, 2) x (4, 2) — inner dimensions 2 and 4 differ"

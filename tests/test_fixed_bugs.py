@@ -9,12 +9,12 @@ from mha_symbolic.numeric import lambdify_model as lambdify
 
 
 def test_numpy_booleans_are_flags():
-    assert MultiHeadAttention(2, 4, 2, causal=np.True_).causal
-    assert not MultiHeadAttention(2, 4, 2, causal=np.False_).causal
+    assert MultiHeadAttention(n=2, d_model=4, h=2, causal=np.True_).causal
+    assert not MultiHeadAttention(n=2, d_model=4, h=2, causal=np.False_).causal
 
 
 def test_entrywise_path_takes_biases_and_agrees_with_the_matrix_path():
-    M = MultiHeadAttention(2, 4, 2, bias=True)
+    M = MultiHeadAttention(n=2, d_model=4, h=2, bias=True)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2, 4))
     W = {k: rng.normal(size=(2, 4, 2)) for k in ("W_Q", "W_K", "W_V")}

@@ -65,17 +65,17 @@ def expected(model, args):
 
 
 CASES = {
-    "d_k != d_v": MultiHeadAttention(None, 6, 2, d_k=4, d_v=5),
-    "d_model != h d_k": MultiHeadAttention(None, 6, 3, d_k=3, d_v=3),
-    "gqa g=2": MultiHeadAttention(None, 8, 4, d_k=3, d_v=5, kv_heads=2),
-    "gqa g=1": MultiHeadAttention(None, 8, 4, kv_heads=1),
-    "causal": MultiHeadAttention(None, 6, 2, d_k=4, d_v=2, causal=True),
-    "bias": MultiHeadAttention(None, 6, 3, d_k=2, d_v=4, bias=True),
-    "scale 0.3": MultiHeadAttention(None, 6, 2, d_k=4, d_v=3, scale=0.3),
-    "scale 1/d_k": MultiHeadAttention(None, 6, 2, scale=1 / dimension_symbol("d_k")),
-    "split": MultiHeadAttention(None, 6, 3, convention="split"),
-    "split d_v": MultiHeadAttention(None, 6, 3, d_v=4, convention="split", causal=True, bias=True),
-    "everything": MultiHeadAttention(None, 8, 4, d_k=3, d_v=2, kv_heads=2, causal=True, bias=True,
+    "d_k != d_v": MultiHeadAttention(n=None, d_model=6, h=2, d_k=4, d_v=5),
+    "d_model != h d_k": MultiHeadAttention(n=None, d_model=6, h=3, d_k=3, d_v=3),
+    "gqa g=2": MultiHeadAttention(n=None, d_model=8, h=4, d_k=3, d_v=5, kv_heads=2),
+    "gqa g=1": MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=1),
+    "causal": MultiHeadAttention(n=None, d_model=6, h=2, d_k=4, d_v=2, causal=True),
+    "bias": MultiHeadAttention(n=None, d_model=6, h=3, d_k=2, d_v=4, bias=True),
+    "scale 0.3": MultiHeadAttention(n=None, d_model=6, h=2, d_k=4, d_v=3, scale=0.3),
+    "scale 1/d_k": MultiHeadAttention(n=None, d_model=6, h=2, scale=1 / dimension_symbol("d_k")),
+    "split": MultiHeadAttention(n=None, d_model=6, h=3, convention="split"),
+    "split d_v": MultiHeadAttention(n=None, d_model=6, h=3, d_v=4, convention="split", causal=True, bias=True),
+    "everything": MultiHeadAttention(n=None, d_model=8, h=4, d_k=3, d_v=2, kv_heads=2, causal=True, bias=True,
                                      scale=Rational(1, 2)),
 }
 
@@ -126,7 +126,7 @@ def test_seeds_agree_with_exact_evaluation():
 def test_symbolic_sizes_bound_from_the_arrays():
     f = MultiHeadAttention(causal=True).lambdify()  # n, d_model, h symbolic: compiled per size on the first call
     for d_model, h in ((6, 3), (8, 2)):
-        model = MultiHeadAttention(None, d_model, h, causal=True)
+        model = MultiHeadAttention(n=None, d_model=d_model, h=h, causal=True)
         args = inputs(model, batch=(2,), n=5, seed=h)
         np.testing.assert_allclose(f(**args), expected(model, args), rtol=1e-12)
 
@@ -136,7 +136,7 @@ def test_symbolic_sizes_bound_from_the_arrays():
                                                   (40.0, np.float64, True), (0.2, np.float32, False),
                                                   (3.0, np.float32, True)])
 def test_both_softmax_branches_agree_with_the_reference(size, dtype, shifted):
-    model = MultiHeadAttention(None, 8, 2, causal=True)
+    model = MultiHeadAttention(n=None, d_model=8, h=2, causal=True)
     args = inputs(model, n=6, size=size, dtype=dtype)
     # the largest Cauchy-Schwarz bound of the scores decides the branch (each head's is checked separately)
     wide = {k: [a.astype(np.float64) for a in v] if isinstance(v, list) else v.astype(np.float64)
@@ -154,7 +154,7 @@ def test_both_softmax_branches_agree_with_the_reference(size, dtype, shifted):
 
 
 def test_scores_of_order_1e4_give_finite_weights():
-    f = MultiHeadAttention(None, 2, 1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=2, h=1).lambdify()
     X = np.array([[100.0, 0.0], [0.0, 100.0], [70.0, 70.0]])
     out = f(X, W_Q=[np.eye(2)], W_K=[np.eye(2)], W_V=[np.eye(2)], W_O=np.eye(2))
     np.testing.assert_allclose(out, X, atol=1e-12)  # each token attends to itself only
@@ -199,7 +199,7 @@ def test_peak_memory_one_head_of_scores_at_a_time():
     # (n^2), plus NumPy's ufunc buffers (8192 elements per operand) and row vectors; the scores of every head at
     # once would be 3 n^2 more, a separate Concat n d more
     n, d = 512, 128
-    model = MultiHeadAttention(None, d, 4)
+    model = MultiHeadAttention(n=None, d_model=d, h=4)
     args = inputs(model, n=n, size=0.1)
     _, compiled = model.lambdify()._compiled({}, keep_steps=False)
     flat = [args["X"], *args["W_Q"], *args["W_K"], *args["W_V"], args["W_O"]]
@@ -236,7 +236,7 @@ def test_one_projection_product_per_kind(name):
 
 
 def test_generated_source_of_a_split_model():
-    code = _code(MultiHeadAttention(None, 4, 2, d_v=3, convention="split").lambdify().source)
+    code = _code(MultiHeadAttention(n=None, d_model=4, h=2, d_v=3, convention="split").lambdify().source)
     assert code == [
         "def _fused_mha(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O):",
         "    dtype = result_type(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O)",
@@ -288,7 +288,7 @@ def test_generated_source_of_a_split_model():
 
 
 def test_key_value_source_and_additive_term_are_single_places():
-    code = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, bias=True).lambdify().source)
+    code = _code(MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, causal=True, bias=True).lambdify().source)
     assert [line for line in code if line.startswith("    KV = ")] == ["    KV = X"]
     assert sum("_project(KV, W)" in line for line in code) == 2  # keys and values read KV only
     assert [line.strip() for line in code if re.search(r"\bT\b", line)] == [
@@ -298,17 +298,17 @@ def test_key_value_source_and_additive_term_are_single_places():
         "def attend(X, KV, T, out):", "add(S, T, out=S)", "return _over_batches(attend, 8, dtype, X, KV, T)"]
     assert not any(re.search(r"\bT\b", line) for line in _code(CASES["bias"].lambdify().source))
     # cross-attention reads its keys and values from Y, and a mask is one more term of T
-    cross = _code(MultiHeadAttention(None, 8, 4, kv_heads=2, causal=True, n_kv=5, mask="additive").lambdify().source)
+    cross = _code(MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, causal=True, n_kv=5, mask="additive").lambdify().source)
     assert [line for line in cross if line.startswith("    KV = ")] == ["    KV = Y"]
     assert "    T = _log2_units(_causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False))" in cross
-    padded = _code(MultiHeadAttention(None, 8, 4, mask="key_padding").lambdify().source)
+    padded = _code(MultiHeadAttention(n=None, d_model=8, h=4, mask="key_padding").lambdify().source)
     assert "    T = _log2_units(_padding_term(m, dtype))" in padded
 
 
 def test_head_pairs_are_read_off_the_steps():
-    assert _head_pairs(MultiHeadAttention(None, 16, 8, kv_heads=2)) == [
+    assert _head_pairs(MultiHeadAttention(n=None, d_model=16, h=8, kv_heads=2)) == [
         (0, 0), (1, 0), (2, 0), (3, 0), (4, 1), (5, 1), (6, 1), (7, 1)]
-    assert _head_pairs(MultiHeadAttention(None, 6, 3)) == [(0, 0), (1, 1), (2, 2)]
+    assert _head_pairs(MultiHeadAttention(n=None, d_model=6, h=3)) == [(0, 0), (1, 1), (2, 2)]
 
 
 def test_inputs_are_not_modified():
@@ -323,7 +323,7 @@ def test_inputs_are_not_modified():
 
 
 def test_a_model_whose_steps_pair_heads_differently_is_refused(monkeypatch):
-    model = MultiHeadAttention(None, 4, 2)
+    model = MultiHeadAttention(n=None, d_model=4, h=2)
     steps = dict(model.steps)
     swapped = steps["head_1"].definition.func(steps["head_1"].definition.args[0], steps["V_2"].symbol)
     monkeypatch.setitem(model.__dict__, "steps", {**steps, "head_1": steps["head_1"].func(
@@ -335,10 +335,10 @@ def test_a_model_whose_steps_pair_heads_differently_is_refused(monkeypatch):
 def test_symbol_names_never_become_code():
     # a dimension symbol's name is text; it reaches the generated source only inside a string literal
     name = 'n"""\nraise SystemExit("injected")\n"""'
-    model = MultiHeadAttention(Symbol(name, integer=True, positive=True), 4, 2)
+    model = MultiHeadAttention(n=Symbol(name, integer=True, positive=True), d_model=4, h=2)
     f = model.lambdify()
     assert name in ast.literal_eval(f.source.splitlines()[1].strip())  # the docstring, read back as a literal
-    args = inputs(MultiHeadAttention(None, 4, 2), n=3)
+    args = inputs(MultiHeadAttention(n=None, d_model=4, h=2), n=3)
     np.testing.assert_allclose(f(**args), expected(model, args), rtol=1e-12)
 
 
@@ -363,7 +363,7 @@ def test_projection_is_one_product_over_the_batch_and_never_copies_a_broadcast_o
 def test_a_mask_filled_with_the_smallest_float_is_finite_not_minus_infinity():
     """Hugging Face-style masks hold finfo.min: a large finite number, not -inf; in units of log2 it must stay finite
     (a row of them is uniform, as in the step-wise code), and so must a large positive entry."""
-    model = MultiHeadAttention(None, 4, 2, mask="additive")
+    model = MultiHeadAttention(n=None, d_model=4, h=2, mask="additive")
     f = model.lambdify()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3, 4))
@@ -382,7 +382,7 @@ def test_a_mask_filled_with_the_smallest_float_is_finite_not_minus_infinity():
 def test_an_operand_broadcast_over_the_batch_is_not_copied_per_element(monkeypatch):
     """Two Y for 32 x 2 chunked X: flattening the batch axes (32, 2) of Y's broadcast (stride 0, then not) copies Y
     32 times (8 MiB here, review)."""
-    model = MultiHeadAttention(None, 64, 4, n_kv=256)
+    model = MultiHeadAttention(n=None, d_model=64, h=4, n_kv=256)
     f = model.lambdify()
     rng = np.random.default_rng(0)
     X, Y = rng.normal(size=(32, 2, 16, 64)), rng.normal(size=(2, 256, 64))
@@ -412,7 +412,7 @@ def test_an_operand_broadcast_over_the_batch_is_not_copied_per_element(monkeypat
 def test_non_finite_inputs_are_named_from_the_fused_code(monkeypatch, name, index, message, bad, convention):
     monkeypatch.setattr(numeric, "CHUNK_ROWS", 3)  # one batch element (3 query rows) per chunk
     rng = np.random.default_rng(5)
-    model = MultiHeadAttention(3, 4, 2, n_kv=5, kv_heads=2, convention=convention)
+    model = MultiHeadAttention(n=3, d_model=4, h=2, n_kv=5, kv_heads=2, convention=convention)
     block = 2 if convention == "split" else 4
     args = {"X": rng.normal(size=(4, 3, 4)), "Y": rng.normal(size=(4, 5, 4)),
             "W_Q": rng.normal(size=(2, block, 2)), "W_K": rng.normal(size=(2, block, 2)),
@@ -429,7 +429,7 @@ def test_a_finite_weight_that_overflows_once_scaled_is_not_called_non_finite():
     """The fused code checks the weights' copy before it folds the scale in: W_Q = max float32 is finite (the
     scores overflow, an error saying so), not 'NaN or inf'."""
     big = np.finfo(np.float32).max
-    f = MultiHeadAttention(None, 1, 1).lambdify()  # d_k = 1: the factor is log2(e) > 1
+    f = MultiHeadAttention(n=None, d_model=1, h=1).lambdify()  # d_k = 1: the factor is log2(e) > 1
     one = np.ones((1, 1, 1), np.float32)
     with pytest.raises(InputError, match="the output is not finite: the scores overflowed the float32 range"):
         f(np.ones((2, 1), np.float32), big * one, one, one, np.ones((1, 1), np.float32))
@@ -446,7 +446,7 @@ def test_non_finite_input_is_named_before_any_other_error(change, other):
     args = {"X": rng.normal(size=(3, 4)), "Y": rng.normal(size=(5, 4)), "W_Q": rng.normal(size=(2, 4, 2)),
             "W_K": rng.normal(size=(2, 4, 2)), "W_V": rng.normal(size=(2, 4, 2)), "W_O": rng.normal(size=(4, 4)),
             "mask": np.zeros((3, 5))}
-    f = MultiHeadAttention(3, 4, 2, n_kv=5, mask="additive").lambdify()
+    f = MultiHeadAttention(n=3, d_model=4, h=2, n_kv=5, mask="additive").lambdify()
     assert f(**args).shape == (3, 4)
     args.update(change)
     with pytest.raises(MHASymbolicError) as found:
@@ -459,7 +459,7 @@ def test_non_finite_input_is_named_before_any_other_error(change, other):
 
 
 def test_empty_batch_is_a_shape_error():
-    f = MultiHeadAttention(None, 8, 4, mask="key_padding").lambdify()
+    f = MultiHeadAttention(n=None, d_model=8, h=4, mask="key_padding").lambdify()
     W = {k: np.ones((4, 8, 2)) for k in ("W_Q", "W_K", "W_V")}
     with pytest.raises(ShapeError, match=r"the leading \(batch\) axes broadcast to \(0,\), an empty batch: X \(\), "
                                          r"m \(0,\)"):
@@ -468,7 +468,7 @@ def test_empty_batch_is_a_shape_error():
 
 def test_nan_in_a_broadcast_y_is_named_at_its_own_index():
     """One Y for a batch of 1000 X (a broadcast view, never copied): NaN in it reaches the keys of every chunk."""
-    f = MultiHeadAttention(None, 4, 2, cross=True).lambdify()
+    f = MultiHeadAttention(n=None, d_model=4, h=2, cross=True).lambdify()
     W = {k: np.random.default_rng(3).normal(size=(2, 4, 2)) for k in ("W_Q", "W_K", "W_V")}
     Y = np.ones((5, 4))
     Y[4, 0] = np.inf
@@ -480,7 +480,7 @@ def test_nan_in_a_broadcast_y_is_named_at_its_own_index():
 def test_finite_inputs_whose_projections_overflow_are_an_overflow_not_nan(where):
     """The fused code finds a non-finite Q or K (or output) and does not know why; every input being finite, the
     error is the overflow, not 'NaN or inf'."""
-    f = MultiHeadAttention(None, 2, 1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=2, h=1).lambdify()
     W = {k: np.ones((1, 2, 2), np.float32) for k in ("W_Q", "W_K", "W_V")}
     W[f"W_{where}"] = np.full((1, 2, 2), 3e38, np.float32)  # finite; a row sum of 2 x 3e38 is inf in float32
     with pytest.raises(InputError, match=r"^the output is not finite: the scores overflowed the float32 range; "

@@ -182,7 +182,7 @@ matrices = st.one_of(
 
 def _calls(a: Any, b: Any, m: Any) -> list[Any]:
     return [
-        lambda: MultiHeadAttention(a, b, m if not isinstance(m, list) else None),
+        lambda: MultiHeadAttention(n=a, d_model=b, h=m if not isinstance(m, list) else None),
         lambda: Dims(n=a, d_model=b),
         lambda: Dims().simplify(a),
         lambda: rank_bound(m),

@@ -59,7 +59,7 @@ def test_steps_keep_d_k_named():
 
 
 def test_sympy_latex_works_on_every_object():
-    M = MultiHeadAttention(2, 4, 2, convention="split", causal=True)
+    M = MultiHeadAttention(n=2, d_model=4, h=2, convention="split", causal=True)
     for obj in [M, M.dims, *M.steps.values(), M.steps["A_1"].definition]:
         text = sympy_latex(obj)
         assert text and "\\" in text or "=" in text

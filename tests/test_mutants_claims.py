@@ -14,13 +14,13 @@ from mha_symbolic.claims import CLAIMS, Claim, ClaimResult, ClaimResults, claim,
 from mha_symbolic.statements import ShapeStatement, Verdict
 
 # a non-square model whose steps differ from every registered claim's model
-_M = MultiHeadAttention(3, 6, 2)
+_M = MultiHeadAttention(n=3, d_model=6, h=2)
 
 
 def test_decide_uses_the_claims_model_unless_another_is_given():
     c = claim("000-dk")  # d_k = 4/2 = 2 in the claim's model
     assert c.decide() == Verdict("true", "d_k = 2; the statement's [2] agrees", expected="2")
-    other = c.decide(MultiHeadAttention(5, 12, 4, d_k=5))
+    other = c.decide(MultiHeadAttention(n=5, d_model=12, h=4, d_k=5))
     assert other.verdict == "false"
     assert other.expected == "5"
 
@@ -55,7 +55,7 @@ def test_as_dict_keys_and_values():
 
 def test_wo_left_reading_names_its_text_when_shapes_do_not_multiply():
     # d_v = 3: W_O is 6 x 4 and Concat^T is 6 x 2, so W_O [f_1(x); f_2(x)] cannot be formed
-    v = claim("002-wo-left").decide(MultiHeadAttention(2, 4, 2, d_v=3))
+    v = claim("002-wo-left").decide(MultiHeadAttention(n=2, d_model=4, h=2, d_v=3))
     assert v.verdict == "inconsistent"
     assert v.detail == ("f(x) = W_O [f_1(x), ..., f_h(x)] cannot be formed: step f(x) = W_O [f_1(x), ..., f_h(x)]: "
                         "(6, 4) x (6, 2) — inner dimensions 4 and 6 differ")

@@ -27,7 +27,7 @@ _A1 = (r"\begin{bmatrix}\frac{e^{\frac{4 \sqrt{3}}{3}}}{e^{\frac{4 \sqrt{3}}{3}}
 
 
 def _evaluation(**weights):
-    return MultiHeadAttention(2, 3, 1).evaluate(X=_X, W_Q=_WQ, W_K=_WK, W_V=_WV, **weights)
+    return MultiHeadAttention(n=2, d_model=3, h=1).evaluate(X=_X, W_Q=_WQ, W_K=_WK, W_V=_WV, **weights)
 
 
 def test_repr_latex_exact_when_short_decimals_when_long():
@@ -56,7 +56,7 @@ def test_repr_latex_keeps_symbolic_steps_exact_however_long():
 
 
 def test_repr_latex_threshold_is_400_characters_inclusive():
-    M = MultiHeadAttention(1, 25, 1)
+    M = MultiHeadAttention(n=1, d_model=25, h=1)
     at_400 = ImmutableMatrix([[Rational(10, 3)] * 25])
     at_401 = ImmutableMatrix([[Rational(10, 3)] * 24 + [Rational(100, 3)]])
     assert (len(latex(at_400)), len(latex(at_401))) == (400, 401)
@@ -69,7 +69,7 @@ def test_repr_latex_threshold_is_400_characters_inclusive():
 
 
 def test_repr_names_model_and_steps():
-    E = MultiHeadAttention(2, 4, 2, d_v=3).evaluate(X=[[1, 0, 2, 1], [0, 3, 1, 1]])
+    E = MultiHeadAttention(n=2, d_model=4, h=2, d_v=3).evaluate(X=[[1, 0, 2, 1], [0, 3, 1, 1]])
     assert repr(E) == ("Evaluation(MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=3, convention='projection'), "
                        "steps=['Q_1', 'K_1', 'V_1', 'S_1', \"S'_1\", 'A_1', 'head_1', "
                        "'Q_2', 'K_2', 'V_2', 'S_2', \"S'_2\", 'A_2', 'head_2', 'Concat', 'Output'])")
@@ -77,7 +77,7 @@ def test_repr_names_model_and_steps():
 
 def test_numeric_rounds_the_exact_value_correctly():
     # Output[0, 0] = -9 + 17 e^{-14 sqrt 2} / (1 + ...): about -9 + 9e-16, so 15 digits would give -9.0
-    M = MultiHeadAttention(2, 2, 1)
+    M = MultiHeadAttention(n=2, d_model=2, h=1)
     W = [[[-1, 2], [1, 0]]]
     E = M.evaluate(X=[[-2, 1], [2, -2]], W_Q=W, W_K=W, W_V=W, W_O=[[1, 0], [3, 2]])
     assert float(E["Output"][0, 0].evalf(60)) == -8.999999999999998
@@ -86,7 +86,7 @@ def test_numeric_rounds_the_exact_value_correctly():
 
 
 def test_numeric_of_a_symbolic_step_names_three_symbols():
-    E = MultiHeadAttention(2, 3, 1).evaluate(X=_X)  # weights left symbolic
+    E = MultiHeadAttention(n=2, d_model=3, h=1).evaluate(X=_X)  # weights left symbolic
     with pytest.raises(InputError) as e:
         E.numeric()
     assert str(e.value) == ("step Output has symbolic entries ['W_K^1', 'W_O', 'W_Q^1']...; "
@@ -102,7 +102,7 @@ _WV4 = [[[1, 0, 1], [0, 2, 0], [1, 1, 0], [0, 0, 1]], [[0, 1, 1], [1, 0, 0], [2,
 
 
 def test_free_head_widths_are_read_off_the_weights():
-    M = MultiHeadAttention(None, None, None, d_k="d_k", d_v="d_v")  # d_k, d_v not tied to d_model / h
+    M = MultiHeadAttention(n=None, d_model=None, h=None, d_k="d_k", d_v="d_v")  # d_k, d_v not tied to d_model / h
     E = M.evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WV4)
     assert str(E.model) == "MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=3, convention='projection')"
     assert E["head_2"].shape == (2, 3) and E["S_1"] == ImmutableMatrix([[7, 24], [7, 22]])
@@ -120,7 +120,7 @@ def test_tied_widths_follow_d_model_and_h():
 def test_size_estimate_counts_symbolic_entries():
     full = {"X": [[1] * 8] * 4, "W_Q": [[[1] * 4] * 8] * 2, "W_K": [[[1] * 4] * 8] * 2, "W_V": [[[1] * 4] * 8] * 2,
             "W_O": [[1] * 8] * 8}
-    M = MultiHeadAttention(4, 8, 2)
+    M = MultiHeadAttention(n=4, d_model=8, h=2)
     msg = ("exact evaluation of n=4, d_model=8, h=2 would build about {:,} terms (limit 10); use numeric evaluation "
            "instead, or pass max_terms={} to insist")
     for inputs, terms in [(full, 4608), ({**full, "W_O": None}, 147456), ({**full, "X": None}, 147456),
@@ -132,7 +132,7 @@ def test_size_estimate_counts_symbolic_entries():
 
 
 def test_size_estimate_of_a_bias_model_counts_missing_biases():
-    M = MultiHeadAttention(2, 4, 2, bias=True)
+    M = MultiHeadAttention(n=2, d_model=4, h=2, bias=True)
     given = {"X": _X4, "W_Q": _WQ4, "W_K": _WK4, "W_V": _WQ4, "W_O": _WO4}
     biases = {"b_Q": [[1, 0], [0, 1]], "b_K": [[0, 2], [1, 1]], "b_V": [[1, 1], [2, 0]], "b_O": [1, 0, 2, 0]}
     E = M.evaluate(**given, **biases, max_terms=160)  # 2^3 * 2 * 2 * 5 = 160 with every bias
@@ -142,14 +142,14 @@ def test_size_estimate_of_a_bias_model_counts_missing_biases():
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: MultiHeadAttention(2, 4, 2).evaluate(X=_X4, b_Q=[[1, 2], [3, 4]], b_O=[1, 2, 3, 4]), InputError,
+    (lambda: MultiHeadAttention(n=2, d_model=4, h=2).evaluate(X=_X4, b_Q=[[1, 2], [3, 4]], b_O=[1, 2, 3, 4]), InputError,
      "b_Q, b_O given, but the model has no biases; build it with MultiHeadAttention(..., bias=True)"),
-    (lambda: MultiHeadAttention(None, 4, 2).evaluate(W_O=[[1, 0, 0, 0]] * 4), DimensionError,
+    (lambda: MultiHeadAttention(n=None, d_model=4, h=2).evaluate(W_O=[[1, 0, 0, 0]] * 4), DimensionError,
      "cannot evaluate with symbolic dimensions ['n']: build the model with concrete sizes or pass X and the "
      "per-head weights"),
-    (lambda: MultiHeadAttention(2, 4, 2).evaluate(X=[[1, 2, 3], [4, 5, 6]]), ShapeError,
+    (lambda: MultiHeadAttention(n=2, d_model=4, h=2).evaluate(X=[[1, 2, 3], [4, 5, 6]]), ShapeError,
      "X has shape (2, 3); the model expects (n, d_model) = (2, 4)"),
-    (lambda: MultiHeadAttention(1, 2, 1).evaluate(X=[[1, 2]], given_steps={"Z": [[1]], "head_1": [[1, 2]]}),
+    (lambda: MultiHeadAttention(n=1, d_model=2, h=1).evaluate(X=[[1, 2]], given_steps={"Z": [[1]], "head_1": [[1, 2]]}),
      InputError, "given_steps names no step of the model: ['Z']; steps are ['Q_1', 'K_1', 'V_1', 'S_1', \"S'_1\", "
      "'A_1', 'head_1', 'Concat', 'Output']"),
 ])
@@ -160,14 +160,14 @@ def test_evaluate_refusals(call, error, message):
 
 
 def test_given_steps_replace_computed_values():
-    M = MultiHeadAttention(2, 4, 2)
+    M = MultiHeadAttention(n=2, d_model=4, h=2)
     E = M.evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4, given_steps={"head_2": [[1, 2], [3, 4]]})
     assert E["Concat"][:, 2:] == ImmutableMatrix([[1, 2], [3, 4]])
     assert E["Output"][:, 2:] == ImmutableMatrix([[2, 6], [6, 12]])
 
 
 def test_evaluation_keeps_the_inputs_used():
-    E = MultiHeadAttention(2, 4, 2).evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4)
+    E = MultiHeadAttention(n=2, d_model=4, h=2).evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4)
     assert E.inputs["X"] == ImmutableMatrix(_X4)
     assert [m.tolist() for m in E.inputs["W_K"]] == _WK4 and E.inputs["W_O"] == ImmutableMatrix(_WO4)
 
@@ -182,11 +182,11 @@ def test_estimate_terms_counts_numeric_entries_by_default():
 
 def test_integer_h_is_not_read_off_the_weights():
     # h = 2 in the model: a list of two heads is used as is; no second h is inferred
-    E = MultiHeadAttention(None, 4, 2).evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4)
+    E = MultiHeadAttention(n=None, d_model=4, h=2).evaluate(X=_X4, W_Q=_WQ4, W_K=_WK4, W_V=_WQ4, W_O=_WO4)
     assert str(E.model) == "MultiHeadAttention(n=2, d_model=4, h=2, d_k=2, d_v=2, convention='projection')"
     # h symbolic and no per-head weights: h cannot be read off anything
     with pytest.raises(DimensionError) as e:
-        MultiHeadAttention(None, 4, None).evaluate(X=_X4, W_O=_WO4)
+        MultiHeadAttention(n=None, d_model=4, h=None).evaluate(X=_X4, W_O=_WO4)
     assert str(e.value) == ("cannot evaluate with symbolic dimensions ['h', 'd_k', 'd_v']: build the model with "
                             "concrete sizes or pass X and the per-head weights")
 

@@ -53,7 +53,7 @@ def _key_overflow_args(h: int) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("h", [1, 2])
 def test_a_key_overflowing_to_inf_is_the_overflow_error_even_when_the_output_would_be_finite(h):
-    f = MultiHeadAttention(None, 2, h, d_k=1, d_v=1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=2, h=h, d_k=1, d_v=1).lambdify()
     args = _key_overflow_args(h)
     with pytest.raises(InputError) as e:
         f(**args)
@@ -67,7 +67,7 @@ def test_a_key_overflowing_to_inf_is_the_overflow_error_even_when_the_output_wou
 def test_the_overflow_error_from_the_fused_check_does_not_chain_the_internal_error():
     big = np.finfo(np.float32).max
     one = np.ones((1, 1, 1), np.float32)
-    f = MultiHeadAttention(None, 1, 1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=1, h=1).lambdify()
     with pytest.raises(InputError) as e:
         f(np.ones((2, 1), np.float32), big * one, one, one, np.ones((1, 1), np.float32))
     assert str(e.value) == ("the output is not finite: the scores overflowed the float32 range; rescale X or the "

@@ -42,7 +42,7 @@ def test_softmax_subtracts_each_rows_own_maximum(overwrite):
 
 # ----- NumericMHA.__call__: the finiteness check -------------------------------------------------
 def _one_head(**options):
-    return MultiHeadAttention(None, 3, 1, **options).lambdify()
+    return MultiHeadAttention(n=None, d_model=3, h=1, **options).lambdify()
 
 
 def test_nan_in_the_first_output_row_only_is_refused():
@@ -93,7 +93,7 @@ def test_overflow_raises_the_package_error_without_numpy_warnings():
 
 # ----- lambdify_model and the entry-wise path ----------------------------------------------------
 def test_lambdify_model_defaults_to_numpy_matrix_level():
-    M = MultiHeadAttention(2, 3, 1)
+    M = MultiHeadAttention(n=2, d_model=3, h=1)
     f = lambdify_model(M)
     assert type(f) is NumericMHA and f.model == M
     np.testing.assert_allclose(f(_X, [_W], [_W], [_W], _WO), M.lambdify(entrywise=True)(_X, [_W], [_W], [_W], _WO),
@@ -101,7 +101,7 @@ def test_lambdify_model_defaults_to_numpy_matrix_level():
 
 
 def test_entrywise_honours_max_terms():
-    M = MultiHeadAttention(2, 2, 2)  # symbolic entries: 2^3 * 2 * 1 * 3 * 2 * 1 = 96 terms
+    M = MultiHeadAttention(n=2, d_model=2, h=2)  # symbolic entries: 2^3 * 2 * 1 * 3 * 2 * 1 = 96 terms
     assert EntrywiseMHA(M, max_terms=96).expr.shape == (2, 2)
     with pytest.raises(SizeLimitError) as e:
         EntrywiseMHA(M, max_terms=95)
@@ -111,7 +111,7 @@ def test_entrywise_honours_max_terms():
 
 def test_entrywise_returns_float64_for_float32_inputs():
     # d_k = 1: the scale is 1, so nothing in the expression promotes float32 by itself
-    M = MultiHeadAttention(2, 2, 2)
+    M = MultiHeadAttention(n=2, d_model=2, h=2)
     X = np.array([[1.0, 0.5], [0.25, 1.0]], dtype=np.float32)
     W = [np.array([[1.0], [2.0]], dtype=np.float32), np.array([[3.0], [1.0]], dtype=np.float32)]
     WO = np.array([[1.0, 2.0], [0.0, 1.0]], dtype=np.float32)
@@ -123,14 +123,14 @@ def test_entrywise_returns_float64_for_float32_inputs():
 
 
 def test_entrywise_refuses_a_batch():
-    e = MultiHeadAttention(2, 3, 1).lambdify(entrywise=True)
+    e = MultiHeadAttention(n=2, d_model=3, h=1).lambdify(entrywise=True)
     with pytest.raises(InputError) as err:
         e(np.stack([_X, _X]), [_W], [_W], [_W], _WO)
     assert str(err.value) == "the entry-wise function takes one X of shape (n, d_model); use lambdify() to batch"
 
 
 def test_entrywise_validates_the_biases_it_is_given():
-    e = MultiHeadAttention(2, 3, 1, bias=True).lambdify(entrywise=True)
+    e = MultiHeadAttention(n=2, d_model=3, h=1, bias=True).lambdify(entrywise=True)
     with pytest.raises(ShapeError) as err:
         e(_X, [_W], [_W], [_W], _WO, b_Q=[[1.0, 2.0]], b_K=[[0.0, 1.0, 0.0]], b_V=[[0.0, 0.0, 1.0]],
           b_O=[1.0, 2.0, 3.0])
@@ -138,7 +138,7 @@ def test_entrywise_validates_the_biases_it_is_given():
 
 
 def test_entrywise_docstring_is_redacted():
-    e = EntrywiseMHA(MultiHeadAttention(1, 1, 1))  # a small expression: lambdify would print it by default
+    e = EntrywiseMHA(MultiHeadAttention(n=1, d_model=1, h=1))  # a small expression: lambdify would print it by default
     assert "func(X, W_Q_1, W_K_1, W_V_1, W_O)" in e.function.__doc__
     assert "EXPRESSION REDACTED DUE TO LENGTH" in e.function.__doc__
 
@@ -153,7 +153,7 @@ def test_printer_refuses_row_slices():
 
 
 # ----- validation messages ----------------------------------------------------------------------
-_M2 = MultiHeadAttention(None, 4, 2, d_k=2, d_v=1, bias=True)
+_M2 = MultiHeadAttention(n=None, d_model=4, h=2, d_k=2, d_v=1, bias=True)
 _F2 = _M2.lambdify()
 _WQ2 = [np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]),
         np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [1.0, 1.0]])]
@@ -203,7 +203,7 @@ def test_validation_messages_name_argument_and_head(changes, error, message):
 
 def test_one_row_weight_is_shown_as_a_matrix_shape():
     # d_model = 1: W_Q^1 is 1 x 2, a matrix of one row, not a bias vector
-    f = MultiHeadAttention(None, 1, 1, d_k=2, d_v=3).lambdify()
+    f = MultiHeadAttention(n=None, d_model=1, h=1, d_k=2, d_v=3).lambdify()
     X = np.array([[1.0], [2.0]])
     good = np.array([[1.0, 2.0]])
     with pytest.raises(ShapeError) as e:
@@ -219,7 +219,7 @@ def _code(source):
 
 
 def test_step_wise_source_computes_every_step_once_and_returns_them_all():
-    f = MultiHeadAttention(None, 4, 2, d_v=3, convention="split").lambdify()
+    f = MultiHeadAttention(n=None, d_model=4, h=2, d_v=3, convention="split").lambdify()
     src = inspect.getsource(f._compiled({}, True)[1].function)
     assert src.strip().splitlines() == [
         "def _lambdifygenerated(X, W_Q_1, W_Q_2, W_K_1, W_K_2, W_V_1, W_V_2, W_O):",
@@ -247,7 +247,7 @@ def test_step_wise_source_computes_every_step_once_and_returns_them_all():
 
 
 def test_generated_source_with_a_scale_of_two():
-    f = MultiHeadAttention(None, 3, 1, causal=True, scale=2).lambdify()
+    f = MultiHeadAttention(n=None, d_model=3, h=1, causal=True, scale=2).lambdify()
     fused = "\n".join(_code(f.source))
     # the scale 2 times log2(e) (the softmax takes exp2), and the causal term in the same units
     assert "W *= 2.8853900817779268" in fused
@@ -259,24 +259,24 @@ def test_generated_source_with_a_scale_of_two():
 
 
 def test_scale_two_values_match_exact_evaluation():
-    M = MultiHeadAttention(2, 3, 1, scale=2)
+    M = MultiHeadAttention(n=2, d_model=3, h=1, scale=2)
     Wk = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
     got = M.lambdify()(_X, [_W], [Wk], [_W], _WO)
     exact = M.evaluate(X=_X.tolist(), W_Q=[_W.tolist()], W_K=[Wk.tolist()], W_V=[_W.tolist()], W_O=_WO.tolist())
     np.testing.assert_allclose(got, exact.numeric(), rtol=1e-13)
     # scale 1 for comparison: a different answer
-    assert not np.allclose(got, MultiHeadAttention(2, 3, 1, scale=1).lambdify()(_X, [_W], [Wk], [_W], _WO))
+    assert not np.allclose(got, MultiHeadAttention(n=2, d_model=3, h=1, scale=1).lambdify()(_X, [_W], [Wk], [_W], _WO))
 
 
 def test_compiled_function_docstring_is_redacted():
-    f = MultiHeadAttention(None, 1, 1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=1, h=1).lambdify()
     doc = f._compiled({}, True)[1].function.__doc__  # the step-wise function is lambdify's
     assert "func(X, W_Q_1, W_K_1, W_V_1, W_O)" in doc and "EXPRESSION REDACTED DUE TO LENGTH" in doc
 
 
 # ----- X, integer inputs and more validation messages ---------------------------------------------
 def test_one_token_as_a_vector():
-    f = MultiHeadAttention(None, 3, 1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=3, h=1).lambdify()
     one = f(np.array([1.0, 0.0, 2.0]), [_W], [_W], [_W], _WO)
     assert one.shape == (1, 3)
     assert one.tolist() == f(np.array([[1.0, 0.0, 2.0]]), [_W], [_W], [_W], _WO).tolist()
@@ -284,7 +284,7 @@ def test_one_token_as_a_vector():
 
 
 def test_integer_inputs_are_computed_in_float64():
-    M = MultiHeadAttention(2, 3, 1, scale=1)
+    M = MultiHeadAttention(n=2, d_model=3, h=1, scale=1)
     X, W, WO = [[1, 0, 2], [0, 1, 1]], [[[1, 0, 1], [0, 1, 0], [1, 1, 0]]], [[1, 0, 0], [0, 2, 0], [1, 0, 1]]
     got = M.lambdify()(X, W, W, W, WO)
     assert got.dtype == np.float64
@@ -309,7 +309,7 @@ def test_more_validation_messages(changes, message):
 
 
 def test_biases_given_to_a_model_without_biases():
-    f = MultiHeadAttention(None, 4, 2, d_k=2, d_v=1).lambdify()
+    f = MultiHeadAttention(n=None, d_model=4, h=2, d_k=2, d_v=1).lambdify()
     args = {"X": _X2, "W_Q": _WQ2, "W_K": _WQ2, "W_V": _WV2, "W_O": _WO2}
     with pytest.raises(InputError) as e:
         f(**args, **_B)
@@ -325,7 +325,7 @@ def test_source_of_a_model_with_symbolic_widths_is_refused():
     from mha_symbolic.errors import DimensionError
 
     with pytest.raises(DimensionError) as e:
-        MultiHeadAttention(None, None, 2).lambdify().source  # noqa: B018
+        MultiHeadAttention(n=None, d_model=None, h=2).lambdify().source  # noqa: B018
     assert str(e.value) == "cannot compile with symbolic ['d_model', 'd_k', 'd_v']; pass X and the weights"
 
 
@@ -335,13 +335,13 @@ def test_one_function_serves_several_sizes_and_step_modes():
     wide = _call_plain(f)
     out, steps = f(_X, [_W], [_W], [_W], _WO, steps=True)
     again = f(_X, [_W], [_W], [_W], _WO)
-    M3 = MultiHeadAttention(2, 3, 1)
+    M3 = MultiHeadAttention(n=2, d_model=3, h=1)
     exact = M3.evaluate(X=_X.tolist(), W_Q=[_W.tolist()], W_K=[_W.tolist()], W_V=[_W.tolist()], W_O=_WO.tolist())
     np.testing.assert_allclose(small, exact.numeric(), rtol=1e-13)
     assert again.tolist() == small.tolist()
     np.testing.assert_allclose(out, small, rtol=1e-13)  # the step-wise and the fused function
     assert list(steps)[-1] == "Output" and steps["A_1"].shape == (2, 2)
-    M4 = MultiHeadAttention(3, 4, 2)
+    M4 = MultiHeadAttention(n=3, d_model=4, h=2)
     exact4 = M4.evaluate(X=_X2.tolist(), W_Q=[w.tolist() for w in _WQ2], W_K=[w.tolist() for w in _WQ2],
                          W_V=[w[:, ::-1].tolist() for w in _WQ2], W_O=_WO4.tolist())
     assert wide.shape == (3, 4)

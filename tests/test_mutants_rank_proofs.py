@@ -56,8 +56,8 @@ def test_bottleneck_theorem_of_cross_attention_is_about_min_n_n_kv():
     (with n_kv = 1 every row of P is [1] and nothing is excluded); the self-attention statement would be wrong."""
     from sympy import Min
 
-    claim = bottleneck_theorem(MultiHeadAttention(4, 8, 2, n_kv=3))
-    general = MultiHeadAttention(4, 8, 2, n_kv=3).generalised()
+    claim = bottleneck_theorem(MultiHeadAttention(n=4, d_model=8, h=2, n_kv=3))
+    general = MultiHeadAttention(n=4, d_model=8, h=2, n_kv=3).generalised()
     n, n_kv, d_k = general.dims.n, general.n_kv, general.dims.d_k
     assert claim.verdict == "true: proof for symbolic sizes"
     assert claim.instance == {"bound": Min(d_k, n, n_kv), "m": Min(n, n_kv)}
@@ -65,16 +65,16 @@ def test_bottleneck_theorem_of_cross_attention_is_about_min_n_n_kv():
     assert claim.scope == "d_k <= min(n, n_kv) - 2 (proof for every n, n_kv); undecided at d_k = min(n, n_kv) - 1"
     assert "a = log(n_kv - 1 + E)" in claim.reasoning[2] and "n_kv = m and m + 1: all hold" in claim.reasoning[2]
     # the variant's other options do not change the statement of self-attention
-    assert bottleneck_theorem(MultiHeadAttention(4, 8, 2, kv_heads=1)).statement == bottleneck_theorem().statement
+    assert bottleneck_theorem(MultiHeadAttention(n=4, d_model=8, h=2, kv_heads=1)).statement == bottleneck_theorem().statement
 
 
 def test_bottleneck_theorem_with_an_additive_mask_is_refuted_by_the_mask():
     """M is an input: M = log P attains every P (review).  The witness is computed by exact evaluation."""
-    claim = bottleneck_theorem(MultiHeadAttention(3, 4, 2, mask="additive"))
+    claim = bottleneck_theorem(MultiHeadAttention(n=3, d_model=4, h=2, mask="additive"))
     assert claim.verdict == "false: counterexample" and claim.kind == "exact counterexample"
     assert claim.reasoning[1].endswith("(computed exactly: equal).")
     # a key-padding mask of ones is the unmasked softmax: the theorem stands
-    assert bottleneck_theorem(MultiHeadAttention(3, 4, 2, mask="key_padding")).verdict == \
+    assert bottleneck_theorem(MultiHeadAttention(n=3, d_model=4, h=2, mask="key_padding")).verdict == \
         "true: proof for symbolic sizes"
 
 
@@ -121,7 +121,7 @@ def test_score_mean_statement():
 
 
 def test_value_statement_on_the_input_and_on_inconsistent_givens():
-    M = MultiHeadAttention(1, 4, 2)
+    M = MultiHeadAttention(n=1, d_model=4, h=2)
     v = ValueStatement("X", [[1, 2, 3, 4]], givens={"X": [[1, 2, 3, 4]]}).decide(M)
     assert v.verdict == "true" and v.detail.startswith("X = [1, 2, 3, 4] computed exactly")
     assert ValueStatement("X", [[1, 2, 3, 5]], givens={"X": [[1, 2, 3, 4]]}).decide(M).verdict == "false"

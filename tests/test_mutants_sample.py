@@ -45,9 +45,9 @@ def test_early_guard_refuses_before_reading_entries():
     # entries that could not be converted: only a guard that refuses first gives the size error
     unreadable = np.full((2000, 8), "x", dtype=object)
     with pytest.raises(SizeLimitError, match="n=2000, d_model=8, h=2"):
-        MultiHeadAttention(None, 8, 2).evaluate(X=unreadable)  # n from X's rows, not its columns
+        MultiHeadAttention(n=None, d_model=8, h=2).evaluate(X=unreadable)  # n from X's rows, not its columns
     with pytest.raises(SizeLimitError, match="n=2000, d_model=8, h=2"):
-        MultiHeadAttention(None, 8, None).evaluate(X=unreadable, W_Q=np.zeros((2, 8, 4)))  # h from W_Q's shape
+        MultiHeadAttention(n=None, d_model=8, h=None).evaluate(X=unreadable, W_Q=np.zeros((2, 8, 4)))  # h from W_Q's shape
 
 
 # ----- rank/: bounds, certificates, counterexamples, witnesses, sweep ---------------------------------------------
@@ -108,7 +108,7 @@ def test_exact_row_reports_a_contradiction_with_its_kind(monkeypatch):
 
     def unsound(expr, dims):  # a deliberately unsound rule for the logits: rank <= 1
         b = real(expr, dims)
-        return Unsound(1) if expr == MultiHeadAttention(4, 4, 2).steps["S_1"].expr else b
+        return Unsound(1) if expr == MultiHeadAttention(n=4, d_model=4, h=2).steps["S_1"].expr else b
 
     monkeypatch.setattr(witness, "rank_bound", unsound)
     rows = witness._report(4, 4, 2, 0)
@@ -212,7 +212,7 @@ def test_dimension_statements_on_symbolic_sizes():
 
 
 def test_shape_statements():
-    v = ShapeStatement("Q_1", (2, 4)).decide(MultiHeadAttention(2, 4, 2))
+    v = ShapeStatement("Q_1", (2, 4)).decide(MultiHeadAttention(n=2, d_model=4, h=2))
     assert (v.verdict, v.basis, v.expected) == ("false", "proof", "(2, 2)")
     v = ShapeStatement("Q_1", lambda D: (D.n, 64)).decide(M)
     assert (v.verdict, v.basis) == ("undecided", "none")
@@ -220,7 +220,7 @@ def test_shape_statements():
 
 
 def test_value_statement_of_the_wrong_shape_is_false():
-    v = ValueStatement("X", [[1, 2, 3]], givens={"X": [[1, 2, 3, 4]]}).decide(MultiHeadAttention(1, 4, 2))
+    v = ValueStatement("X", [[1, 2, 3]], givens={"X": [[1, 2, 3, 4]]}).decide(MultiHeadAttention(n=1, d_model=4, h=2))
     assert (v.verdict, v.detail) == ("false", "X has shape (1, 4); the statement has (1, 3)")
 
 
@@ -260,7 +260,7 @@ def test_readings_equal_on_an_instance_but_not_proven_are_evidence():
         return m.X * (m.W("Q", 1) + m.W("K", 1)) - m.X * m.W("K", 1)
 
     v = ReadingsAgree("Q_1 = X (W_Q + W_K) - X W_K", reading, step="Q_1", transpose=False).decide(
-        MultiHeadAttention(2, 4, 2))
+        MultiHeadAttention(n=2, d_model=4, h=2))
     assert (v.verdict, v.basis) == ("undecided", "evidence")
 
 
@@ -293,7 +293,7 @@ def test_flops_of_another_scale_count_the_scaling():
 def test_inexact_evaluation_keeps_w_o_as_floats():
     from sympy import Float
 
-    M2 = MultiHeadAttention(1, 2, 2)
+    M2 = MultiHeadAttention(n=1, d_model=2, h=2)
     given = {"X": [[0.5, 1.0]], "W_Q": [[[1.0], [0.0]]] * 2, "W_K": [[[1.0], [0.0]]] * 2,
              "W_V": [[[0.1], [0.0]]] * 2, "W_O": [[0.1, 0.0], [0.0, 0.3]]}
     E = M2.evaluate(**given, exact=False)

@@ -127,7 +127,7 @@ def test_split_convention_and_symbolic_heads():
 
 
 def test_entrywise_path_agrees_with_matrix_path():
-    M = MultiHeadAttention(3, 4, 2, causal=True)
+    M = MultiHeadAttention(n=3, d_model=4, h=2, causal=True)
     rng = np.random.default_rng(8)
     args = dict(X=rng.normal(size=(3, 4)), W_Q=rng.normal(size=(2, 4, 2)), W_K=rng.normal(size=(2, 4, 2)),
                 W_V=rng.normal(size=(2, 4, 2)), W_O=rng.normal(size=(4, 4)))
@@ -176,7 +176,7 @@ def test_bad_inputs(change, error, message):
 
 def test_fixed_n_is_checked():
     with pytest.raises(ShapeError, match=r"X has shape \(3, 4\); expected \(\.\.\., 2, 4\)"):
-        MultiHeadAttention(2, 4, 2).lambdify()(np.ones((3, 4)), np.ones((2, 4, 2)), np.ones((2, 4, 2)),
+        MultiHeadAttention(n=2, d_model=4, h=2).lambdify()(np.ones((3, 4)), np.ones((2, 4, 2)), np.ones((2, 4, 2)),
                                                np.ones((2, 4, 2)), np.ones((4, 4)))
 
 
@@ -215,7 +215,7 @@ def test_finiteness_check_is_exact_where_the_sum_of_squares_overflows():
         assert not _all_finite(a) and not _all_finite(a.T) and not _all_finite(a[1::2, ::-1][31:])
     assert _all_finite(np.zeros((0, 3)))
     with pytest.raises(InputError, match=r"X contains NaN or inf \(first at index \(1, 0\)\)"):
-        MultiHeadAttention(None, 2, 1).lambdify()(np.array([[3e19, 0.0], [np.inf, 1.0]], np.float32),
+        MultiHeadAttention(n=None, d_model=2, h=1).lambdify()(np.array([[3e19, 0.0], [np.inf, 1.0]], np.float32),
                                                    W_Q=[np.eye(2)], W_K=[np.eye(2)], W_V=[np.eye(2)], W_O=np.eye(2))
 
 
@@ -224,11 +224,11 @@ _I = np.eye(2)
 
 
 @pytest.mark.parametrize("model, kwargs, entrywise, error, message", [
-    (MultiHeadAttention(2, 2, 1, n_kv=2), {"Y": _I}, True, InputError,
+    (MultiHeadAttention(n=2, d_model=2, h=1, n_kv=2), {"Y": _I}, True, InputError,
      r"^the entry-wise function covers self-attention without masks; use lambdify\(\)$"),
-    (MultiHeadAttention(2, 2, 1, mask="additive"), {"mask": [[0.0, 0.0], [0.0]]}, False, InputError,
+    (MultiHeadAttention(n=2, d_model=2, h=1, mask="additive"), {"mask": [[0.0, 0.0], [0.0]]}, False, InputError,
      r"^M \(the additive mask\) is ragged: its rows have different lengths$"),
-    (MultiHeadAttention(2, 2, 1), {"Y": _I}, False, InputError,
+    (MultiHeadAttention(n=2, d_model=2, h=1), {"Y": _I}, False, InputError,
      r"^Y given, but the model is self-attention \(keys and values from X\)"),
 ])
 def test_input_messages(model, kwargs, entrywise, error, message):
@@ -238,6 +238,6 @@ def test_input_messages(model, kwargs, entrywise, error, message):
 
 
 def test_batch_shapes_that_do_not_broadcast_name_X_and_Y():
-    f = MultiHeadAttention(2, 2, 1, n_kv=2).lambdify()
+    f = MultiHeadAttention(n=2, d_model=2, h=1, n_kv=2).lambdify()
     with pytest.raises(ShapeError, match=r"X \(3,\), Y \(4,\)"):
         f(np.zeros((3, 2, 2)), [_I], [_I], [_I], _I, Y=np.zeros((4, 2, 2)))

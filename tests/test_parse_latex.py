@@ -14,8 +14,8 @@ from mha_symbolic.parse import SymbolTable, equivalent, read_expression, read_fo
 from mha_symbolic.scaling import ScaledScores
 
 models = st.builds(
-    lambda dims, convention, causal, bias: MultiHeadAttention(*dims, convention=convention, causal=causal,
-                                                              bias=bias),
+    lambda dims, convention, causal, bias: MultiHeadAttention(n=dims[0], d_model=dims[1], h=dims[2],
+                                                              convention=convention, causal=causal, bias=bias),
     st.sampled_from([(None, None, None), (None, None, 2), (3, 4, 2), (2, 6, 3), (None, 8, 4), (1, 4, 1)]),
     st.sampled_from(["projection", "split"]), st.booleans(), st.booleans())
 

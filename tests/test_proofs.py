@@ -94,7 +94,7 @@ def test_counts_follow_the_steps():
     """Counted from the model's definitions, so other mathematics gives other counts."""
     from mha_symbolic.proofs.counts import parameter_count, step_flops
 
-    M = MultiHeadAttention(4, 6, 2)  # d_k = 3
+    M = MultiHeadAttention(n=4, d_model=6, h=2)  # d_k = 3
     flops = step_flops(M)
     assert flops["Q_1"] == 2 * 4 * 6 * 3 and flops["S_1"] == 2 * 4 * 4 * 3 and flops["head_2"] == 2 * 4 * 4 * 3
     assert flops["S'_1"] == 16 and flops["A_1"] == 2 * 16 + (16 - 4) and flops["Concat"] == 0
@@ -102,7 +102,7 @@ def test_counts_follow_the_steps():
     assert step_flops(M.replace_options(scale=1))["S'_1"] == 0  # no scaling, no work
     causal = step_flops(M.replace_options(causal=True))["A_1"]
     assert causal == 2 * 10 + (10 - 4)  # row i keeps i + 1 of the 4 entries: 10 in all
-    assert parameter_count(MultiHeadAttention(4, 6, 2, d_k=5)) == 3 * 2 * (6 * 5) + (2 * 5) * 6  # W_Q,K,V; W_O
+    assert parameter_count(MultiHeadAttention(n=4, d_model=6, h=2, d_k=5)) == 3 * 2 * (6 * 5) + (2 * 5) * 6  # W_Q,K,V; W_O
     wide = parameter_and_flop_counts(MultiHeadAttention(d_k=d_model))  # heads as wide as the model
     assert wide.result["depends_on_h"]["parameters"] and wide.result["depends_on_h"]["matmul_flops"]
 
@@ -115,7 +115,7 @@ def test_two_heads_not_one():
     # independent check of the key step: a single head's output rows sum to 1 at X = I when W_V W_O = I
     rng = np.random.default_rng(0)
     WQ, WK = rng.integers(-2, 3, (1, 2, 3)), rng.integers(-2, 3, (1, 2, 3))
-    out = MultiHeadAttention(2, 2, 1, d_k=3, d_v=2).evaluate(
+    out = MultiHeadAttention(n=2, d_model=2, h=1, d_k=3, d_v=2).evaluate(
         X=[[1, 0], [0, 1]], W_Q=WQ, W_K=WK, W_V=[np.eye(2, dtype=int)], W_O=np.eye(2, dtype=int)).output
     assert all(simplify(sum(out.row(i)) - 1) == 0 for i in range(2))
 

@@ -37,9 +37,9 @@ def test_models_agree_on_numbers():
     X = rng.integers(-3, 4, (3, 6))
     W = {k: [rng.integers(-2, 3, (2, 2)) for _ in range(3)] for k in ("W_Q", "W_K", "W_V")}
     W_O = rng.integers(-2, 3, (6, 6))
-    a = MultiHeadAttention(3, 6, 3, convention="split").evaluate(X=X, W_O=W_O, **W)
+    a = MultiHeadAttention(n=3, d_model=6, h=3, convention="split").evaluate(X=X, W_O=W_O, **W)
     P = {k: [embed_split_weight(Matrix(m), i, 3) for i, m in enumerate(v, 1)] for k, v in W.items()}
-    b = MultiHeadAttention(3, 6, 3, convention="projection").evaluate(X=X, W_O=W_O, **P)
+    b = MultiHeadAttention(n=3, d_model=6, h=3, convention="projection").evaluate(X=X, W_O=W_O, **P)
     assert a.output == b.output
     assert all(a[f"A_{i}"] == b[f"A_{i}"] for i in (1, 2, 3))
 

@@ -38,7 +38,7 @@ def test_first_causal_row_is_exact_value_projection():
 
 def test_layout():
     mha = from_pytorch(IN_W, IN_B, OUT_W, OUT_B, H)
-    assert mha.model == MultiHeadAttention(None, 4, 2, bias=True)
+    assert mha.model == MultiHeadAttention(n=None, d_model=4, h=2, bias=True)
     W = mha.weights
     assert W["W_Q"].shape == (2, 4, 2) and W["b_V"].shape == (2, 2)
     np.testing.assert_array_equal(W["W_K"][1], IN_W[E + 2:E + 4].T)

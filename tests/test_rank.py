@@ -84,7 +84,7 @@ class TestBounds:
         assert b.at(n=8, d_model=4) == 4
 
     def test_concrete_and_explicit(self):
-        M = MultiHeadAttention(8, 4, 2)
+        M = MultiHeadAttention(n=8, d_model=4, h=2)
         assert rank_bound(M.steps["S_1"].expr, M.dims).bound == 2
         assert rank_bound(Matrix([[1, 2], [2, 4]])).bound == 1  # exact rule
         with pytest.raises(InputError, match="needs a matrix expression"):

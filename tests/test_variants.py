@@ -34,14 +34,14 @@ def test_cross_attention_shapes_are_derived_for_symbolic_sizes():
     self_attention = MultiHeadAttention()
     assert M.output.xreplace({M.Y: M.X}).subs(n_kv, n) == self_attention.output
     assert M.func(*M.args) == M and M.n_kv == n_kv and self_attention.n_kv == n and not self_attention.cross
-    concrete = MultiHeadAttention(3, 8, 2, n_kv=5)
+    concrete = MultiHeadAttention(n=3, d_model=8, h=2, n_kv=5)
     assert concrete.steps["S_2"].shape == (3, 5) and concrete.steps["V_1"].shape == (5, 4)
     assert concrete.bind() == concrete and MultiHeadAttention(cross=True).bind(n_kv=5, n=3).n_kv == 5
     assert "n_kv=5" in str(concrete)
 
 
 def test_split_convention_cross_attention_slices_both_inputs():
-    M = MultiHeadAttention(2, 4, 2, n_kv=3, convention="split")
+    M = MultiHeadAttention(n=2, d_model=4, h=2, n_kv=3, convention="split")
     assert M.steps["Y_head2"].text == "Y_head2 = Y[:, 2:4]" and M.steps["K_2"].text == "K_2 = Y_head2 W_K^2"
     assert M.steps["S_2"].shape == (2, 3)
 
@@ -58,7 +58,7 @@ def test_grouped_query_attention_with_symbolic_h_and_g():
     assert [str(w) for w in M.inputs["W_K"]] == ["W_K^j"] and M.assumptions == ("g divides h = h",)
     # binding h and g gives the concrete grouped model, step for step
     bound = M.bind(n=3, d_model=8, h=4, kv_heads=2)
-    assert bound == MultiHeadAttention(3, 8, 4, kv_heads=2)
+    assert bound == MultiHeadAttention(n=3, d_model=8, h=4, kv_heads=2)
     # multi-query attention with symbolic h: every head reads K_1
     mqa = MultiHeadAttention(kv_heads=1)
     assert mqa.steps["S_i"].text == "S_i = Q_i K_1^T" and [str(w) for w in mqa.inputs["W_V"]] == ["W_V^1"]
@@ -100,7 +100,7 @@ W_O4 = np.eye(4, dtype=int)
 
 
 def test_key_padding_mask_is_evaluated_exactly():
-    M = MultiHeadAttention(2, 4, 2, n_kv=3, mask="key_padding")
+    M = MultiHeadAttention(n=2, d_model=4, h=2, n_kv=3, mask="key_padding")
     X, Y = [[2, 0, 0, 0], [0, 2, 0, 0]], [[2, 0, 0, 0], [0, 2, 0, 0], [2, 2, 0, 0]]
     E = M.evaluate(X=X, Y=Y, W_Q=[I4_2, I4_2], W_K=[I4_2, I4_2], W_V=[I4_2, I4_2], W_O=W_O4, mask=[1, 0, 1])
     # S'_1 = X W_Q (Y W_K)^T / sqrt(2): row 1 is (2 sqrt 2, 0, 2 sqrt 2), row 2 (0, 2 sqrt 2, 2 sqrt 2); key 2 masked
@@ -119,7 +119,7 @@ def test_key_padding_mask_is_evaluated_exactly():
 
 
 def test_additive_mask_with_minus_infinity_and_causal_rows():
-    M = MultiHeadAttention(3, 4, 2, mask="additive", causal=True)
+    M = MultiHeadAttention(n=3, d_model=4, h=2, mask="additive", causal=True)
     X = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]]
     Mask = [[0, 0, 0], [-oo, 0, 0], [0, -1, float("-inf")]]
     E = M.evaluate(X=X, W_Q=[I4_2] * 2, W_K=[I4_2] * 2, W_V=[I4_2] * 2, W_O=W_O4, mask=Mask)
@@ -147,7 +147,7 @@ def test_mask_latex_and_wrong_options():
     with pytest.raises(InputError, match="mask must be None, 'key_padding'"):
         MultiHeadAttention(mask="padding")
     with pytest.raises(InputError, match="Y given, but the model is self-attention"):
-        MultiHeadAttention(2, 4, 2).evaluate(X=[[1, 0, 0, 0]] * 2, Y=[[1, 0, 0, 0]])
+        MultiHeadAttention(n=2, d_model=4, h=2).evaluate(X=[[1, 0, 0, 0]] * 2, Y=[[1, 0, 0, 0]])
     with pytest.raises(DimensionError, match="n_kv is bound only in cross-attention"):
         MultiHeadAttention().bind(n_kv=3)
     with pytest.raises(DimensionError, match="n_kv must be a positive integer"):
@@ -190,7 +190,7 @@ def _reference(c, causal=False, keep=None, additive=None):
 @pytest.mark.parametrize("causal", [False, True])
 def test_lambdify_cross_gqa_and_masks_against_a_reference_and_exact_evaluation(mask, causal):
     c = _case()
-    M = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask=mask, causal=causal)
+    M = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, cross=True, mask=mask, causal=causal)
     f = M.lambdify()
     given = {"key_padding": c["keep"], "additive": c["additive"], None: None}[mask]
     out = f(c["X"], c["W_Q"], c["W_K"], c["W_V"], c["W_O"], Y=c["Y"], mask=given)
@@ -208,7 +208,7 @@ def test_lambdify_cross_gqa_and_masks_against_a_reference_and_exact_evaluation(m
 
 def test_numeric_mask_errors_name_the_row_and_the_input():
     c = _case()
-    f = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask="key_padding").lambdify()
+    f = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, cross=True, mask="key_padding").lambdify()
     args = (c["X"], c["W_Q"], c["W_K"], c["W_V"], c["W_O"])
     padding = np.array([[1, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
     with pytest.raises(MaskError, match=r"every row of batch entry \(1,\) has no key left to attend to \(every head\)"):
@@ -218,7 +218,7 @@ def test_numeric_mask_errors_name_the_row_and_the_input():
     additive = np.zeros((2, 3, 5))
     additive[0, 2] = -np.inf
     with pytest.raises(MaskError, match=r"row 3 of batch entry \(0,\) has no key left"):
-        MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask="additive").lambdify()(
+        MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, cross=True, mask="additive").lambdify()(
             *args, Y=c["Y"], mask=additive)
     with pytest.raises(ShapeError, match=r"the mask m has shape \(2, 4\); expected \(\.\.\., 5\)"):
         f(*args, Y=c["Y"], mask=np.ones((2, 4)))
@@ -235,7 +235,7 @@ def test_lambdify_agrees_with_stored_torch_cases():
     stored = np.load(DATA)
     c = {k: stored[k] for k in ("X", "Y", "W_Q", "W_K", "W_V", "W_O", "keep", "additive")}
     for mask, causal in (("key_padding", False), ("additive", False), (None, True)):
-        M = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask=mask, causal=causal)
+        M = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, cross=True, mask=mask, causal=causal)
         given = {"key_padding": c["keep"], "additive": c["additive"], None: None}[mask]
         out = M.lambdify()(c["X"], c["W_Q"], c["W_K"], c["W_V"], c["W_O"], Y=c["Y"], mask=given)
         assert np.abs(out - stored[f"torch_{mask}_{causal}"]).max() < 1e-12
@@ -265,7 +265,7 @@ def test_lambdify_agrees_with_torch_sdpa_live(mask, causal):
     stored = np.load(DATA)
     want = _torch_sdpa(c, mask, causal)
     assert np.abs(want - stored[f"torch_{mask}_{causal}"]).max() < 1e-12  # the stored case is today's torch
-    M = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask=mask, causal=causal)
+    M = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, cross=True, mask=mask, causal=causal)
     given = {"key_padding": c["keep"], "additive": c["additive"], None: None}[mask]
     out = M.lambdify()(c["X"], c["W_Q"], c["W_K"], c["W_V"], c["W_O"], Y=c["Y"], mask=given)
     assert np.abs(out - want).max() < 1e-12
@@ -283,11 +283,11 @@ def test_rank_bounds_of_the_variants_symbolically():
 
 
 @pytest.mark.parametrize("model,expected", [
-    (MultiHeadAttention(7, 8, 4, kv_heads=2, n_kv=2), [2, 2, 2, 5, 5]),      # Concat: 1 + h (n_kv - 1) = 5 < 7
-    (MultiHeadAttention(6, 8, 4, kv_heads=1, n_kv=1), [1, 1, 1, 1, 1]),      # one key: every head is 1 V_1
-    (MultiHeadAttention(4, 8, 4, kv_heads=2), [2, 4, 4, 4, 4]),              # value part g d_v = 4 < h d_v = 8
-    (MultiHeadAttention(5, 4, 2, n_kv=2, mask="additive", bias=True), [2, 2, 2, 3, 3]),  # bias stays in span(1)
-    (MultiHeadAttention(6, 8, 2, n_kv=3, causal=True, mask="key_padding"), [3, 3, 3, 5, 5]),
+    (MultiHeadAttention(n=7, d_model=8, h=4, kv_heads=2, n_kv=2), [2, 2, 2, 5, 5]),      # Concat: 1 + h (n_kv - 1) = 5 < 7
+    (MultiHeadAttention(n=6, d_model=8, h=4, kv_heads=1, n_kv=1), [1, 1, 1, 1, 1]),      # one key: every head is 1 V_1
+    (MultiHeadAttention(n=4, d_model=8, h=4, kv_heads=2), [2, 4, 4, 4, 4]),              # value part g d_v = 4 < h d_v = 8
+    (MultiHeadAttention(n=5, d_model=4, h=2, n_kv=2, mask="additive", bias=True), [2, 2, 2, 3, 3]),  # bias stays in span(1)
+    (MultiHeadAttention(n=6, d_model=8, h=2, n_kv=3, causal=True, mask="key_padding"), [3, 3, 3, 5, 5]),
 ])
 def test_rank_bounds_are_attained_by_certified_witnesses(model, expected):
     p = variant_rank_bounds(model)
@@ -308,7 +308,7 @@ def test_row_stochastic_rule_needs_a_softmax():
     from mha_symbolic.concat import Concat
     A1, A2, V = MatrixSymbol("A1", 6, 2), MatrixSymbol("A2", 6, 2), MatrixSymbol("V", 2, 2)
     assert rank_bound(Concat(A1 * V, A2 * V)).bound == 4
-    M = MultiHeadAttention(6, 8, 4, kv_heads=1, n_kv=1)
+    M = MultiHeadAttention(n=6, d_model=8, h=4, kv_heads=1, n_kv=1)
     assert rank_bound(M.steps["Concat"].expr, M.dims).bound == 1
     assert "row-stochastic" in {a.rule for a in rank_bound(M.steps["Concat"].expr, M.dims).trace}
 
@@ -332,10 +332,10 @@ def test_cost_statement_keeps_the_variant():
     sizes with the variant kept)."""
     from mha_symbolic.statements.proofs import CostStatement
 
-    assert CostStatement("parameters").decide(MultiHeadAttention(4, 8, 4)).verdict == "true"
-    v = CostStatement("parameters").decide(MultiHeadAttention(4, 8, 4, kv_heads=2))
+    assert CostStatement("parameters").decide(MultiHeadAttention(n=4, d_model=8, h=4)).verdict == "true"
+    v = CostStatement("parameters").decide(MultiHeadAttention(n=4, d_model=8, h=4, kv_heads=2))
     assert v.verdict == "false" and v.expected == str(2 * d_model**2 + 4 * d_model**2 / h)
-    cross = CostStatement("matmul_flops").decide(MultiHeadAttention(4, 8, 4, n_kv=3))
+    cross = CostStatement("matmul_flops").decide(MultiHeadAttention(n=4, d_model=8, h=4, n_kv=3))
     assert cross.verdict == "true" and "n_kv" in str(parameter_and_flop_counts(MultiHeadAttention(
         cross=True)).result["matmul_flops"])
 
@@ -352,7 +352,7 @@ def test_softmax_doit_applies_the_key_padding_row():
 
 def test_evaluation_errors_name_the_input():
     """(mutation testing: the names passed to the conversions were read by no test)"""
-    M = MultiHeadAttention(2, 4, 2, bias=True)
+    M = MultiHeadAttention(n=2, d_model=4, h=2, bias=True)
     ok = {"X": [[1, 0, 0, 0], [0, 1, 0, 0]], "W_Q": [I4_2] * 2, "W_K": [I4_2] * 2, "W_V": [I4_2] * 2,
           "b_Q": [[0, 0]] * 2, "b_K": [[0, 0]] * 2, "b_V": [[0, 0]] * 2}
     with pytest.raises(InputError, match=r"^W_O entry \(0, 0\) is nan"):
@@ -366,7 +366,7 @@ def test_evaluation_errors_name_the_input():
 def test_untightened_proof_says_why():
     assert variant_rank_bounds(MultiHeadAttention(cross=True)).steps[-1].text == (
         "Tightness not certified (symbolic sizes); the bounds are proven for every size.")
-    assert variant_rank_bounds(MultiHeadAttention(2, 4, 2), certify=False).steps[-1].text.startswith(
+    assert variant_rank_bounds(MultiHeadAttention(n=2, d_model=4, h=2), certify=False).steps[-1].text.startswith(
         "Tightness not certified (not asked)")
 
 
@@ -377,7 +377,7 @@ def test_fused_cross_attention_without_grouping_writes_the_output_in_its_own_buf
     X, Y = rng.normal(size=(3, 8)), rng.normal(size=(5, 8))
     W = {k: rng.normal(size=(4, 8, 2)) for k in ("W_Q", "W_K", "W_V")}
     W_O = rng.normal(size=(8, 8))
-    M = MultiHeadAttention(None, 8, 4, n_kv=5)
+    M = MultiHeadAttention(n=None, d_model=8, h=4, n_kv=5)
     out = M.lambdify()(X, W["W_Q"], W["W_K"], W["W_V"], W_O, Y=Y)
     E = M.evaluate(X=X, Y=Y, **W, W_O=W_O)
     assert out.shape == (3, 8) and np.abs(out - E.numeric()).max() < 1e-12
@@ -392,7 +392,7 @@ def test_review_findings_symbolic_g_batches_and_ragged_masks():
     W = {"W_Q": rng.normal(size=(4, 8, 2)), "W_K": rng.normal(size=(2, 8, 2)), "W_V": rng.normal(size=(2, 8, 2)),
          "W_O": rng.normal(size=(8, 8))}
     symbolic = MultiHeadAttention(kv_heads="g", cross=True, mask="additive")
-    concrete = MultiHeadAttention(None, 8, 4, kv_heads=2, cross=True, mask="additive")
+    concrete = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, cross=True, mask="additive")
     M = np.array([[0, -np.inf], [0, 0], [-1, 0]])
     out = symbolic.lambdify()(X, Y=Y, mask=M, **W)
     assert np.abs(out - concrete.lambdify()(X, Y=Y, mask=M, **W)).max() == 0
@@ -401,11 +401,11 @@ def test_review_findings_symbolic_g_batches_and_ragged_masks():
     with pytest.raises(DimensionError, match="g=3 key/value heads must divide h=4"):
         symbolic.lambdify()(X, Y=Y, mask=M, W_Q=W["W_Q"], W_K=rng.normal(size=(3, 8, 2)),
                             W_V=rng.normal(size=(3, 8, 2)), W_O=W["W_O"])
-    kp = MultiHeadAttention(None, 8, 4, kv_heads=2, mask="key_padding")
+    kp = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, mask="key_padding")
     for steps in (False, True):
         with pytest.raises(ShapeError, match=r"leading \(batch\) axes do not broadcast together: X \(2,\), m \(3,\)"):
             kp.lambdify()(rng.normal(size=(2, 3, 8)), mask=np.ones((3, 3)), steps=steps, **W)
     with pytest.raises(InputError, match="M .the additive mask. is ragged"):
-        MultiHeadAttention(None, 8, 4, kv_heads=2, mask="additive").lambdify()(X, mask=[[0, 0], [0, 0, 0], [0]], **W)
+        MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, mask="additive").lambdify()(X, mask=[[0, 0], [0, 0, 0], [0]], **W)
     f32 = {k: v.astype(np.float32) for k, v in W.items()}
     assert concrete.lambdify()(X.astype(np.float32), Y=Y.astype(np.float32), mask=M, **f32).dtype == np.float32

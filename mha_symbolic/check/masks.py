@@ -67,7 +67,7 @@ def _probe(doc: DocumentModel, mask: str) -> MultiHeadAttention:
             return M.replace_options(mask=mask, kv_heads=None)
         except MHASymbolicError:
             pass
-    return MultiHeadAttention(2, 2, 1, n_kv=3, mask=mask)
+    return MultiHeadAttention(n=2, d_model=2, h=1, n_kv=3, mask=mask)
 
 
 def _weights(model: MultiHeadAttention, masked: list[int]) -> ImmutableMatrix:
@@ -203,7 +203,7 @@ def _causal_weights(doc: DocumentModel) -> ImmutableMatrix:
 
     n = as_int(doc.model().dims.n)
     n = n if n is not None and 2 <= n <= 6 else 3
-    model = MultiHeadAttention(n, 2, 1, causal=True)
+    model = MultiHeadAttention(n=n, d_model=2, h=1, causal=True)
     return ImmutableMatrix(model.evaluate(**generic_instance(model))["A_1"])
 
 

@@ -113,8 +113,8 @@ def split_equals_projection(max_h: int = 4) -> Proof:
 def _whole_model_agrees() -> bool:
     from ..attention import MultiHeadAttention
 
-    split = MultiHeadAttention(2, 4, 2, convention="split")
-    proj = MultiHeadAttention(2, 4, 2, convention="projection")
+    split = MultiHeadAttention(n=2, d_model=4, h=2, convention="split")
+    proj = MultiHeadAttention(n=2, d_model=4, h=2, convention="projection")
     inputs = split.inputs
     X = inputs["X"].as_explicit()
     W = {k: [m.as_explicit() for m in inputs[k]] for k in ("W_Q", "W_K", "W_V")}

@@ -29,7 +29,7 @@ Examples
 (4*d_model**2, 8*d_model**2*n + 4*d_model*n**2)
 >>> c.result["elementwise_flops"]
 4*h*n**2 - h*n
->>> step_flops(MultiHeadAttention(3, 4, 2))["S_1"]
+>>> step_flops(MultiHeadAttention(n=3, d_model=4, h=2))["S_1"]
 36
 """
 

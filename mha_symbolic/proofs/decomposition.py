@@ -47,7 +47,7 @@ def _engine_check(model: MultiHeadAttention, h: int, seed: int = 0) -> bool:
     sum_i head_i W_O^(i) and, in the projection convention, sum_i A_i X W_V^i W_O^(i), entry by entry."""
     n, dk = 3, 2
     dm = h * dk
-    M = MultiHeadAttention(n, dm, h).replace_options(convention=model.convention, causal=model.causal,
+    M = MultiHeadAttention(n=n, d_model=dm, h=h).replace_options(convention=model.convention, causal=model.causal,
                                                      scale=model.args[4])
     E = M.evaluate(**integer_instance(n, h, dk, seed, split=model.convention == "split"))
     by_heads, by_circuits = zeros(n, dm), zeros(n, dm)

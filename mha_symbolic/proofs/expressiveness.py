@@ -39,7 +39,7 @@ __all__ = ["two_heads_not_one"]
 
 def two_heads_not_one(model: MultiHeadAttention | None = None) -> Proof:
     """The argument above, with the numbers computed by ``model`` (``d_model = 2``, ``h = 2``, projection)."""
-    model = MultiHeadAttention(2, 2, 2) if model is None else model.bind(
+    model = MultiHeadAttention(n=2, d_model=2, h=2) if model is None else model.bind(
         **{k: v for k, v in (("n", 2), ("d_model", 2), ("h", 2)) if not model.dims.as_dict()[k].is_Integer})
     D = model.dims
     if (int(D.n), int(D.d_model), int(D.h), int(D.d_v)) != (2, 2, 2, 1) or model.convention != "projection":

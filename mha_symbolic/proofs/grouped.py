@@ -15,7 +15,7 @@ Examples
 
 >>> from mha_symbolic import MultiHeadAttention
 >>> from mha_symbolic.proofs.grouped import gqa_equals_repeated_kv
->>> p = gqa_equals_repeated_kv(MultiHeadAttention(4, 8, 4, kv_heads=2))
+>>> p = gqa_equals_repeated_kv(MultiHeadAttention(n=4, d_model=8, h=4, kv_heads=2))
 >>> p.verified, [ok for _, ok in p.checks]
 (True, [True, True, True])
 """

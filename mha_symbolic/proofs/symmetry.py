@@ -36,7 +36,7 @@ def head_permutation_invariance(h: int = 3, seed: int = 0) -> Proof:
     instance = integer_instance(n, h, dk, seed)
     X, W_O = instance.pop("X"), instance.pop("W_O")
     W = instance
-    model = MultiHeadAttention(n, dm, h)
+    model = MultiHeadAttention(n=n, d_model=dm, h=h)
     base = model.evaluate(X=X, W_O=W_O, **W).output
     checks = []
     for perm in permutations(range(h)):
@@ -54,7 +54,7 @@ def head_permutation_invariance(h: int = 3, seed: int = 0) -> Proof:
 
 def permutation_equivariance(n: int = 3, d_model: int = 2, h: int = 1) -> Proof:
     """Without a mask, MHA(P X) = P MHA(X) for every permutation P: exact, with symbolic entries."""
-    model = MultiHeadAttention(n, d_model, h)
+    model = MultiHeadAttention(n=n, d_model=d_model, h=h)
     inputs = model.inputs
     X = inputs["X"].as_explicit()
     weights = {k: [w.as_explicit() for w in inputs[k]] for k in ("W_Q", "W_K", "W_V")}
@@ -77,7 +77,7 @@ def permutation_equivariance(n: int = 3, d_model: int = 2, h: int = 1) -> Proof:
 
 def causal_breaks_equivariance() -> Proof:
     """With the causal mask, swapping two tokens does not permute the output: an exact counterexample."""
-    model = MultiHeadAttention(2, 1, 1, causal=True)
+    model = MultiHeadAttention(n=2, d_model=1, h=1, causal=True)
     X = Matrix([[1], [0]])
     ones = {"W_Q": [[[1]]], "W_K": [[[1]]], "W_V": [[[1]]], "W_O": [[1]]}
     P = _permutation_matrix((1, 0))

@@ -89,7 +89,7 @@ def multihead_rank_comparison(n: int = 64, d_model: int = 64, heads: tuple[int, 
     bounds: dict[str, Any] = {}
     exact: dict[str, int] = {}
     for h in heads:
-        sym = MultiHeadAttention(None, d_model, h)
+        sym = MultiHeadAttention(n=None, d_model=d_model, h=h)
         idx = sym.head_indices[0]
         bounds[f"h={h} logits"] = rank_bound(sym.steps[f"S_{idx}"].expr, sym.dims).bound
         bounds[f"h={h} concat"] = rank_bound(sym.steps["Concat"].expr, sym.dims).bound
@@ -257,7 +257,7 @@ def _additive_mask_attains(general: MultiHeadAttention) -> RankClaim:
     ``d_k = 1 = n - 2``, ``P = softmax(I_3)`` -- the matrix the theorem without a mask shows unattainable."""
     from sympy import simplify
 
-    model = MultiHeadAttention(3, 2, 1, d_k=1, d_v=1, mask="additive", causal=general.causal)
+    model = MultiHeadAttention(n=3, d_model=2, h=1, d_k=1, d_v=1, mask="additive", causal=general.causal)
     P = explicit_softmax(eye(3), general.causal)
     E = model.evaluate(X=[[1, 0], [0, 1], [1, 1]], W_Q=[[[0], [0]]], W_K=[[[1], [1]]], W_V=[[[1], [1]]],
                        W_O=[[1, 0]], mask=eye(3).tolist())

@@ -27,7 +27,7 @@ Examples
 
 >>> from mha_symbolic import MultiHeadAttention
 >>> from mha_symbolic.rank.variants import variant_rank_bounds
->>> p = variant_rank_bounds(MultiHeadAttention(7, 8, 4, kv_heads=2, n_kv=2))
+>>> p = variant_rank_bounds(MultiHeadAttention(n=7, d_model=8, h=4, kv_heads=2, n_kv=2))
 >>> [(r.quantity, r.bound, r.attained, r.verdict) for r in p.result["rows"]]
 [('S_1', 2, 2, 'tight'), ('[K_1 ... K_g]', 2, 2, 'tight'), ('[V_1 ... V_g]', 2, 2, 'tight'),
  ('Concat', 5, 5, 'tight'), ('Output', 5, 5, 'tight')]

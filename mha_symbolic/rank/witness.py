@@ -179,7 +179,7 @@ def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> 
         raise SizeLimitError(f"rank witnesses are not certified at these sizes: {'; '.join(over)}. The proven "
                              "bounds hold for every size: use rank_bound; for trained weights, "
                              "mha_symbolic.rank.circuits")
-    MultiHeadAttention(n, d_model, h)  # DimensionError for bad sizes, before any work
+    MultiHeadAttention(n=n, d_model=d_model, h=h)  # DimensionError for bad sizes, before any work
     best = RankReport()
     for s in range(seed, seed + tries):
         rows = _report(n, d_model, h, s)
@@ -191,7 +191,7 @@ def rank_report(n: int, d_model: int, h: int, seed: int = 0, tries: int = 8) -> 
 
 
 def _report(n: int, d_model: int, h: int, seed: int) -> list[RankRow]:
-    model = MultiHeadAttention(n, d_model, h)
+    model = MultiHeadAttention(n=n, d_model=d_model, h=h)
     D = model.dims
     inputs = witness_inputs(n, d_model, h, seed)
     X, WQ, WK, WV, WO, q = (inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O", "q"))

@@ -12,14 +12,14 @@ Examples
 >>> from mha_symbolic import MultiHeadAttention
 >>> from mha_symbolic.statements.counts import CountStatement
 >>> s = CountStatement("kv_cache_per_token", lambda D, g: 2 * g * D.d_k)
->>> s.decide(MultiHeadAttention(None, 4096, 32, kv_heads=8)).verdict
+>>> s.decide(MultiHeadAttention(n=None, d_model=4096, h=32, kv_heads=8)).verdict
 'true'
->>> v = CountStatement("kv_cache_per_token", lambda D, g: 2 * D.d_k).decide(MultiHeadAttention(None, 4096, 32,
+>>> v = CountStatement("kv_cache_per_token", lambda D, g: 2 * D.d_k).decide(MultiHeadAttention(n=None, d_model=4096, h=32,
 ...                                                                                          kv_heads=8))
 >>> v.verdict, v.expected
 ('false', '2048')
 >>> CountStatement("kv_cache_per_token", lambda D, g: D.h / g, versus_mha=True).decide(
-...     MultiHeadAttention(None, 4096, 32, kv_heads=8)).verdict
+...     MultiHeadAttention(n=None, d_model=4096, h=32, kv_heads=8)).verdict
 'true'
 """
 

@@ -8,9 +8,9 @@ weights are all positive) and compares the masked key's weight or the row sums w
 
 >>> from mha_symbolic import MultiHeadAttention
 >>> s = MaskedWeights("masked", 0)
->>> s.decide(MultiHeadAttention(2, 2, 1, n_kv=3, mask="key_padding")).verdict
+>>> s.decide(MultiHeadAttention(n=2, d_model=2, h=1, n_kv=3, mask="key_padding")).verdict
 'true'
->>> s.decide(MultiHeadAttention(2, 2, 1, n_kv=3)).verdict
+>>> s.decide(MultiHeadAttention(n=2, d_model=2, h=1, n_kv=3)).verdict
 'false'
 """
 

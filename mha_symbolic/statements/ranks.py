@@ -227,7 +227,7 @@ class RankComparison(Statement):
         if not (D.d_model.is_Integer and D.h.is_Integer):
             raise InputError("a rank comparison needs concrete d_model and h")
         multi = model.bind(n=self.n) if not D.n.is_Integer else model
-        single = MultiHeadAttention(multi.dims.n, D.d_model, 1)
+        single = MultiHeadAttention(n=multi.dims.n, d_model=D.d_model, h=1)
         b_multi = int(rank_bound(multi.steps[step_name(multi, self.step)].expr, multi.dims).bound)
         b_single = int(rank_bound(single.steps[step_name(single, self.step)].expr, single.dims).bound)
         rows = {r.quantity: r for r in rank_report(int(multi.dims.n), int(D.d_model), 1)}

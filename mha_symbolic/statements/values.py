@@ -5,12 +5,12 @@ Examples
 
 >>> from mha_symbolic import MultiHeadAttention
 >>> from mha_symbolic.statements import DimensionStatement, ValueStatement
->>> DimensionStatement("d_k", lambda D: D.d_k, 2).decide(MultiHeadAttention(None, 4, 2)).verdict
+>>> DimensionStatement("d_k", lambda D: D.d_k, 2).decide(MultiHeadAttention(n=None, d_model=4, h=2)).verdict
 'true'
 >>> s = ValueStatement("head_1", [[0.5, 1.2]], places=1,
 ...                    givens={"X": [[1, 2]], "W_Q": [[[1, 0], [0, 1]]], "W_K": [[[0, 1], [1, 0]]],
 ...                            "W_V": [[[1, 0], [0, 2]]]})
->>> v = s.decide(MultiHeadAttention(1, 2, 1))
+>>> v = s.decide(MultiHeadAttention(n=1, d_model=2, h=1))
 >>> v.verdict, v.expected
 ('false', '[1, 4]')
 """
