@@ -278,7 +278,7 @@ class MultiHeadAttention(LatexReprMixin, Basic):
         if not args and isinstance(n, Dims):
             args, n = (n,), None
         if args and isinstance(args[0], Dims):
-            # canonical (obj.func(*obj.args)): MultiHeadAttention(dims, convention, causal, bias, scale[, g, n_kv, mask])
+            # canonical, obj.func(*obj.args): MultiHeadAttention(dims, convention, causal, bias, scale[, g, n_kv, mask])
             dims = args[0]
             if len(args) > 1:
                 convention = args[1]

@@ -130,7 +130,8 @@ _M000 = MultiHeadAttention(n=2, d_model=4, h=2, convention="split")
 _G000 = {"X": [[1, 0, 1, 0], [0, 1, 0, 1]], "W_Q": [_I2, None], "W_K": [_I2, None], "W_V": [_I2, None]}
 _Z2 = [[0.60, 0.40], [0.40, 0.60]]
 # eight tokens, d_model 4, two heads (split); and the headline configuration d_model 512, h 8
-_M001, _M001_WIDE = MultiHeadAttention(n=8, d_model=4, h=2, convention="split"), MultiHeadAttention(n=None, d_model=512, h=8)
+_M001 = MultiHeadAttention(n=8, d_model=4, h=2, convention="split")
+_M001_WIDE = MultiHeadAttention(n=None, d_model=512, h=8)
 # one token, d_model 4, two heads with the stated per-head weights; W_O is not given
 _M003 = MultiHeadAttention(n=1, d_model=4, h=2)
 _G003 = {"X": [[1, 2, 3, 4]],
@@ -227,7 +228,8 @@ CLAIMS: list[Claim] = [
           RankStatement("Concat", "le", lambda D: D.h * D.d_k)),
     Claim("002-wo-left", r"f(x) = W_O [f_1(x), f_2(x), \dots, f_h(x)]\ \text{beside}\ "
           r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_O", _src("002", 223),
-          MultiHeadAttention(n=None, d_model=64, h=4), ReadingsAgree("f(x) = W_O [f_1(x), ..., f_h(x)]", _column_reading)),
+          MultiHeadAttention(n=None, d_model=64, h=4), ReadingsAgree("f(x) = W_O [f_1(x), ..., f_h(x)]",
+                                                                     _column_reading)),
     Claim("002-deeper", "Multi-head attention is effectively a deeper function class", _src("002", 149), _GENERAL,
           Informal("'deeper' is not defined; see the proof that two heads are not one for what holds")),
     Claim("002-empirical", "Single-head performance drops; multi-head improves significantly", _src("002", 234),
@@ -249,7 +251,8 @@ CLAIMS: list[Claim] = [
           _src("004", 73), _GENERAL, FormulaStatement(
               r"\text{MultiHead}(Q, K, V) = \text{Concat}(\text{head}_1, \dots, \text{head}_h)W_O", "MultiHead")),
     Claim("004-back-to-model", "Concatenation along the feature dimension, projected back to the model dimension",
-          _src("004", 81), MultiHeadAttention(n=None, d_model=512, h=8), ShapeStatement("Output", lambda D: (D.n, D.d_model))),
+          _src("004", 81), MultiHeadAttention(n=None, d_model=512, h=8),
+          ShapeStatement("Output", lambda D: (D.n, D.d_model))),
     Claim("004-scaling", "Scaling keeps the scores' variance independent of d_k, so the softmax does not saturate",
           _src("004", 158), _GENERAL, ScoreStatistic("Var", "S'", independent_of="d_k")),
     Claim("004-8-heads", "Transformers commonly use 8 heads; each specialises", _src("004", 91), _GENERAL,

@@ -249,7 +249,8 @@ def _variant_ranks(args: argparse.Namespace) -> int:
         (args.n, args.d_model, args.heads)
     if not all(isinstance(x, int) for x in (n, d, h)):
         raise InputError("ranks with --kv-heads, --n-kv, --mask or --causal needs --n, --d-model and --heads together")
-    model = MultiHeadAttention(n=n, d_model=d, h=h, kv_heads=args.kv_heads, n_kv=args.n_kv, mask=args.mask, causal=args.causal)
+    model = MultiHeadAttention(n=n, d_model=d, h=h, kv_heads=args.kv_heads, n_kv=args.n_kv, mask=args.mask,
+                               causal=args.causal)
     proof = variant_rank_bounds(model)
     rows = proof.result["rows"]
     if args.json:

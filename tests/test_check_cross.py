@@ -129,10 +129,13 @@ def test_cross_and_mask_claims_follow_the_model():
     rank = claim("cross-concat-rank")
     got = rank.decide()
     assert got.verdict == "true" and "certified witness" in got.detail
-    assert rank.decide(MultiHeadAttention(n=4, d_model=4, h=2, n_kv=3)).verdict == "false"  # min(n, h d_v) = 4 < 1 + 2*2
+    # min(n, h d_v) = 4 < 1 + 2*2
+    assert rank.decide(MultiHeadAttention(n=4, d_model=4, h=2, n_kv=3)).verdict == "false"
     padded = claim("mask-padded-zero")
     assert padded.decide().verdict == "true"
-    assert padded.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=3)).verdict == "false"  # no mask: every weight > 0
+    # no mask: every weight > 0
+    assert padded.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=3)).verdict == "false"
     sums = claim("mask-row-sums")
     assert sums.decide().verdict == "true"
-    assert sums.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=1, mask="key_padding")).verdict == "false"  # no key left
+    # no key left
+    assert sums.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=1, mask="key_padding")).verdict == "false"

@@ -106,7 +106,8 @@ def test_002_wo_left_consistent_when_the_conventions_agree():
     agree = ReadingsAgree("f(x) = W_O^T [f_1; ...; f_h]",
                           lambda M: product("f(x)", M.W_O.T, M.steps["Concat"].symbol.T))
     assert agree.decide(c.model).verdict == "true"
-    narrow = c.decide(MultiHeadAttention(n=None, d_model=64, h=4, d_v=8))  # W_O is 32 x 64: the column reading cannot form
+    # W_O is 32 x 64: the column reading cannot form
+    narrow = c.decide(MultiHeadAttention(n=None, d_model=64, h=4, d_v=8))
     assert narrow.verdict == "inconsistent" and "inner dimensions 64 and 32 differ" in narrow.detail
 
 
@@ -189,7 +190,8 @@ def test_shapes_heads_and_inputs_flip():
                                                                    for k in ("W_Q", "W_K", "W_V")}}
     assert HeadsDiffer("A", givens=same).decide(MultiHeadAttention(n=3, d_model=4, h=2)).verdict == "false"
     assert claim("003-full-input").decide(MultiHeadAttention(convention="split")).verdict == "false"
-    assert claim("001-width").decide(MultiHeadAttention(n=None, d_model=512, h=4)).verdict == "true"  # h d_k = d_model always
+    # h d_k = d_model always
+    assert claim("001-width").decide(MultiHeadAttention(n=None, d_model=512, h=4)).verdict == "true"
     assert claim("001-dk").decide(MultiHeadAttention(n=None, d_model=512, h=4)).verdict == "false"
 
 
@@ -245,4 +247,5 @@ def test_grouped_claims_follow_the_models_steps():
     repeated = claim("gqa-repeated-kv")
     assert repeated.decide().verdict == "true"
     assert [repeated.model.kv_index(i) for i in repeated.model.head_indices] == [1, 1, 2, 2]
-    assert run_claims([Claim("x", "", "", MultiHeadAttention(n=3, d_model=8, h=4), repeated.statement)])[0].verdict == "undecided"
+    small = MultiHeadAttention(n=3, d_model=8, h=4)
+    assert run_claims([Claim("x", "", "", small, repeated.statement)])[0].verdict == "undecided"

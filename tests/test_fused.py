@@ -298,7 +298,8 @@ def test_key_value_source_and_additive_term_are_single_places():
         "def attend(X, KV, T, out):", "add(S, T, out=S)", "return _over_batches(attend, 8, dtype, X, KV, T)"]
     assert not any(re.search(r"\bT\b", line) for line in _code(CASES["bias"].lambdify().source))
     # cross-attention reads its keys and values from Y, and a mask is one more term of T
-    cross = _code(MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, causal=True, n_kv=5, mask="additive").lambdify().source)
+    cross = _code(MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, causal=True, n_kv=5, mask="additive")
+                  .lambdify().source)
     assert [line for line in cross if line.startswith("    KV = ")] == ["    KV = Y"]
     assert "    T = _log2_units(_causal_term(X.shape[-2], KV.shape[-2], dtype) + M.astype(dtype, copy=False))" in cross
     padded = _code(MultiHeadAttention(n=None, d_model=8, h=4, mask="key_padding").lambdify().source)

@@ -22,7 +22,8 @@ def test_steps_show_which_key_value_head_each_query_head_reads():
     assert [str(w) for w in M.inputs["W_V"]] == ["W_V^1", "W_V^2"] and len(M.inputs["W_Q"]) == 4
     assert str(M) == "MultiHeadAttention(n=3, d_model=8, h=4, d_k=2, d_v=2, convention='projection', kv_heads=2)"
     assert M.func(*M.args) == M and M.bind().kv_heads == 2 and M.replace_options(causal=True).kv_heads == 2
-    assert MultiHeadAttention(n=3, d_model=8, h=4, kv_heads=4) == MultiHeadAttention(n=3, d_model=8, h=4)  # g = h is multi-head
+    # g = h is multi-head
+    assert MultiHeadAttention(n=3, d_model=8, h=4, kv_heads=4) == MultiHeadAttention(n=3, d_model=8, h=4)
     mqa = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=1)
     assert [M for M in mqa.steps if M.startswith("K")] == ["K_1"] and mqa.steps["S_4"].text == "S_4 = Q_4 K_1^T"
 
@@ -90,8 +91,8 @@ def test_lambdified_grouped_attention_agrees_with_torch():
 
     h, g, n, d = 8, 2, 5, 16
     w = {k: v.astype(np.float64) / 2 for k, v in _instance(h, g, n, d).items()}
-    out = MultiHeadAttention(n=None, d_model=d, h=h, kv_heads=g).lambdify()(w["X"], W_Q=w["W_Q"], W_K=w["W_K"], W_V=w["W_V"],
-                                                                  W_O=w["W_O"])
+    f = MultiHeadAttention(n=None, d_model=d, h=h, kv_heads=g).lambdify()
+    out = f(w["X"], W_Q=w["W_Q"], W_K=w["W_K"], W_V=w["W_V"], W_O=w["W_O"])
     X = torch.from_numpy(w["X"])
     q, k, v = (torch.einsum("nd,hde->hne", X, torch.from_numpy(w[f"W_{c}"])) for c in "QKV")
     heads = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # (h, n, d_k)

@@ -128,7 +128,8 @@ def test_replace_options_changes_only_what_is_asked():
 
 
 def test_split_head_width_is_d_model_over_h_when_d_k_differs():
-    M = MultiHeadAttention(n=2, d_model=4, h=2, d_k=3, convention="split")  # h d_k = 6 != d_model: blocks of d_model/h = 2
+    # h d_k = 6 != d_model: blocks of d_model/h = 2
+    M = MultiHeadAttention(n=2, d_model=4, h=2, d_k=3, convention="split")
     assert M.W("Q", 1).shape == (2, 3) and M.W("V", 2).shape == (2, 3)
     assert str(M.steps["X_head2"].definition) == "X[:, 2:]" and M.steps["X_head2"].shape == (2, 2)
     M2 = MultiHeadAttention(n=2, d_model=6, h=2, d_k=3, d_v=4, convention="split")  # h d_k = d_model: blocks of d_k

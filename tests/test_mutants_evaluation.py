@@ -142,7 +142,8 @@ def test_size_estimate_of_a_bias_model_counts_missing_biases():
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: MultiHeadAttention(n=2, d_model=4, h=2).evaluate(X=_X4, b_Q=[[1, 2], [3, 4]], b_O=[1, 2, 3, 4]), InputError,
+    (lambda: MultiHeadAttention(n=2, d_model=4, h=2).evaluate(X=_X4, b_Q=[[1, 2], [3, 4]], b_O=[1, 2, 3, 4]),
+     InputError,
      "b_Q, b_O given, but the model has no biases; build it with MultiHeadAttention(..., bias=True)"),
     (lambda: MultiHeadAttention(n=None, d_model=4, h=2).evaluate(W_O=[[1, 0, 0, 0]] * 4), DimensionError,
      "cannot evaluate with symbolic dimensions ['n']: build the model with concrete sizes or pass X and the "

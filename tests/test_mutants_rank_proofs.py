@@ -65,7 +65,8 @@ def test_bottleneck_theorem_of_cross_attention_is_about_min_n_n_kv():
     assert claim.scope == "d_k <= min(n, n_kv) - 2 (proof for every n, n_kv); undecided at d_k = min(n, n_kv) - 1"
     assert "a = log(n_kv - 1 + E)" in claim.reasoning[2] and "n_kv = m and m + 1: all hold" in claim.reasoning[2]
     # the variant's other options do not change the statement of self-attention
-    assert bottleneck_theorem(MultiHeadAttention(n=4, d_model=8, h=2, kv_heads=1)).statement == bottleneck_theorem().statement
+    multi_query = MultiHeadAttention(n=4, d_model=8, h=2, kv_heads=1)
+    assert bottleneck_theorem(multi_query).statement == bottleneck_theorem().statement
 
 
 def test_bottleneck_theorem_with_an_additive_mask_is_refuted_by_the_mask():

@@ -47,7 +47,8 @@ def test_early_guard_refuses_before_reading_entries():
     with pytest.raises(SizeLimitError, match="n=2000, d_model=8, h=2"):
         MultiHeadAttention(n=None, d_model=8, h=2).evaluate(X=unreadable)  # n from X's rows, not its columns
     with pytest.raises(SizeLimitError, match="n=2000, d_model=8, h=2"):
-        MultiHeadAttention(n=None, d_model=8, h=None).evaluate(X=unreadable, W_Q=np.zeros((2, 8, 4)))  # h from W_Q's shape
+        # h from W_Q's shape
+        MultiHeadAttention(n=None, d_model=8, h=None).evaluate(X=unreadable, W_Q=np.zeros((2, 8, 4)))
 
 
 # ----- rank/: bounds, certificates, counterexamples, witnesses, sweep ---------------------------------------------

@@ -283,10 +283,13 @@ def test_rank_bounds_of_the_variants_symbolically():
 
 
 @pytest.mark.parametrize("model,expected", [
-    (MultiHeadAttention(n=7, d_model=8, h=4, kv_heads=2, n_kv=2), [2, 2, 2, 5, 5]),      # Concat: 1 + h (n_kv - 1) = 5 < 7
+    # Concat: 1 + h (n_kv - 1) = 5 < 7
+    (MultiHeadAttention(n=7, d_model=8, h=4, kv_heads=2, n_kv=2), [2, 2, 2, 5, 5]),
     (MultiHeadAttention(n=6, d_model=8, h=4, kv_heads=1, n_kv=1), [1, 1, 1, 1, 1]),      # one key: every head is 1 V_1
-    (MultiHeadAttention(n=4, d_model=8, h=4, kv_heads=2), [2, 4, 4, 4, 4]),              # value part g d_v = 4 < h d_v = 8
-    (MultiHeadAttention(n=5, d_model=4, h=2, n_kv=2, mask="additive", bias=True), [2, 2, 2, 3, 3]),  # bias stays in span(1)
+    # value part g d_v = 4 < h d_v = 8
+    (MultiHeadAttention(n=4, d_model=8, h=4, kv_heads=2), [2, 4, 4, 4, 4]),
+    # bias stays in span(1)
+    (MultiHeadAttention(n=5, d_model=4, h=2, n_kv=2, mask="additive", bias=True), [2, 2, 2, 3, 3]),
     (MultiHeadAttention(n=6, d_model=8, h=2, n_kv=3, causal=True, mask="key_padding"), [3, 3, 3, 5, 5]),
 ])
 def test_rank_bounds_are_attained_by_certified_witnesses(model, expected):
@@ -405,7 +408,8 @@ def test_review_findings_symbolic_g_batches_and_ragged_masks():
     for steps in (False, True):
         with pytest.raises(ShapeError, match=r"leading \(batch\) axes do not broadcast together: X \(2,\), m \(3,\)"):
             kp.lambdify()(rng.normal(size=(2, 3, 8)), mask=np.ones((3, 3)), steps=steps, **W)
+    f = MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, mask="additive").lambdify()
     with pytest.raises(InputError, match="M .the additive mask. is ragged"):
-        MultiHeadAttention(n=None, d_model=8, h=4, kv_heads=2, mask="additive").lambdify()(X, mask=[[0, 0], [0, 0, 0], [0]], **W)
+        f(X, mask=[[0, 0], [0, 0, 0], [0]], **W)
     f32 = {k: v.astype(np.float32) for k, v in W.items()}
     assert concrete.lambdify()(X.astype(np.float32), Y=Y.astype(np.float32), mask=M, **f32).dtype == np.float32

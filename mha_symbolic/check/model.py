@@ -402,7 +402,8 @@ class DocumentModel:
                 # its own design) fixes d_model only where it says so
             d_k = d.get("d_k") if d_model is None or h is None or self.own_width and "d_k" in self.dims else None
             try:
-                self._model = MultiHeadAttention(n=d.get("n"), d_model=d_model, h=h, d_k=d_k, convention=self.convention,
+                self._model = MultiHeadAttention(n=d.get("n"), d_model=d_model, h=h, d_k=d_k,
+                                                 convention=self.convention,
                                                  **({"d_v": d["d_v"]} if d.get("d_v") is not None else {}))
             except MHASymbolicError:
                 try:

@@ -14,7 +14,8 @@ Examples
 >>> s = CountStatement("kv_cache_per_token", lambda D, g: 2 * g * D.d_k)
 >>> s.decide(MultiHeadAttention(n=None, d_model=4096, h=32, kv_heads=8)).verdict
 'true'
->>> v = CountStatement("kv_cache_per_token", lambda D, g: 2 * D.d_k).decide(MultiHeadAttention(n=None, d_model=4096, h=32,
+>>> v = CountStatement("kv_cache_per_token", lambda D, g: 2 * D.d_k).decide(MultiHeadAttention(n=None, d_model=4096,
+...                                                                                            h=32,
 ...                                                                                          kv_heads=8))
 >>> v.verdict, v.expected
 ('false', '2048')
