@@ -38,10 +38,10 @@ True
 
 from __future__ import annotations
 
+import numbers
 from functools import cached_property
 from typing import Any
 
-import numpy as np
 from sympy import (
     Basic,
     Eq,
@@ -69,14 +69,12 @@ from .dims import DIMENSION_NAMES, Dims, _as_dimension, dimension_symbol
 from .errors import DimensionError, InputError
 from .heads import HeadMatrix, ModelMatrix
 from .latex import LatexReprMixin
+from .names import CONVENTIONS, MASKS
 from .scaling import ScaledScores
 from .softmax import Softmax
 
 __all__ = ["MultiHeadAttention", "Step", "CONVENTIONS", "MASKS"]
 
-CONVENTIONS = ("projection", "split")
-#: Masks besides ``causal``: a 0/1 key-padding row ``m`` (1 = attend) or an additive ``n x n_kv`` matrix ``M``.
-MASKS = ("key_padding", "additive")
 HEAD_INDEX = Symbol("i", integer=True, positive=True)
 #: A general key/value head of grouped-query attention with symbolic ``h``.
 KV_INDEX = Symbol("j", integer=True, positive=True)
@@ -120,7 +118,7 @@ def _kv_heads(value: Any, dims: Dims) -> Expr | None:
         return None if value == dims.h else value
     if isinstance(value, Integer):
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise InputError(f"kv_heads must be a positive integer (the number of key/value heads), got {value!r}")
     if dims.h.is_Integer:
         h = int(dims.h)
@@ -154,9 +152,15 @@ def _flag(value: Any, name: str = "flag") -> BooleanAtom:
     """True/False (also 0/1 and SymPy's true/false); text such as "False" is refused, not truthy."""
     if isinstance(value, BooleanAtom):
         return value
-    if isinstance(value, (bool, int, np.bool_)) and value in (0, 1):  # np.bool_ is named "bool" in NumPy 2
-        return true if value else false
+    if isinstance(value, (bool, numbers.Integral)) or _numpy_bool(value):
+        if value in (0, 1):
+            return true if value else false
     raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def _numpy_bool(value: Any) -> bool:
+    """A NumPy boolean scalar (named ``bool`` in NumPy 2), recognised without importing NumPy."""
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
 
 
 class Step(LatexReprMixin, Basic):

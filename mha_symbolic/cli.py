@@ -21,15 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sympy import sstr
-
 from . import __version__
-from ._text import shape_text
-from .attention import CONVENTIONS, MASKS, MultiHeadAttention
-from .derivation import Derivation, add_plots, compile_pdf, write_documents
 from .errors import InputError, MHASymbolicError, ParseError
-from .examples import DEFAULT_EXAMPLE, EXAMPLES, example
-from .latex import NOTATIONS
+from .names import CONVENTIONS, DEFAULT_EXAMPLE, EXAMPLE_NAMES, LAYOUTS, MASKS, NOTATION_NAMES
+
+# SymPy and the package's mathematics are imported by the commands that use them, so that
+# `mha-symbolic --help` and argument errors answer at once
 
 _SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
 MAX_WORKERS = max(4 * (os.cpu_count() or 1), 8)  # --workers beyond this only costs memory
@@ -73,7 +70,9 @@ def _kv_heads(text: str) -> int | str:
     return value
 
 
-def _model(args: argparse.Namespace) -> MultiHeadAttention:
+def _model(args: argparse.Namespace) -> Any:
+    from .attention import MultiHeadAttention
+
     return MultiHeadAttention(n=args.n, d_model=args.d_model, h=args.heads, d_k=args.d_k, d_v=args.d_v,
                               convention=args.convention or "projection", causal=args.causal,
                               kv_heads=getattr(args, "kv_heads", None), n_kv=getattr(args, "n_kv", None),
@@ -96,6 +95,8 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
+    from ._text import shape_text
+
     model = _model(args)
     print(model)
     for r in model.dims.relations:
@@ -107,6 +108,8 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 
 
 def _matrix_lines(M: Any, exact: bool, places: int | None = None) -> list[str]:
+    from sympy import sstr
+
     lines = []
     exact_rows = [sstr(list(M.row(i))) for i in range(M.rows)]
     if exact and max(len(r) for r in exact_rows) <= EXACT_WIDTH:
@@ -120,6 +123,10 @@ def _matrix_lines(M: Any, exact: bool, places: int | None = None) -> list[str]:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
+    from ._text import shape_text
+    from .derivation import write_documents
+    from .examples import example
+
     if args.all:
         out = Path(args.out or "derivations")
         paths = write_documents(out)
@@ -158,6 +165,9 @@ def cmd_derive(args: argparse.Namespace) -> int:
 
 
 def _derive_document(args: argparse.Namespace) -> int:
+    from .derivation import Derivation, add_plots, compile_pdf
+    from .examples import example
+
     settings = {"notation": args.notation, "transpose": args.transpose}
     if args.example is not None or not _model_given(args):
         name = args.example or DEFAULT_EXAMPLE
@@ -243,6 +253,7 @@ def cmd_ranks(args: argparse.Namespace) -> int:
 
 def _variant_ranks(args: argparse.Namespace) -> int:
     """``ranks --kv-heads/--n-kv/--mask/--causal``: the variant's proven bounds and a certified witness."""
+    from .attention import MultiHeadAttention
     from .rank.variants import variant_rank_bounds
 
     n, d, h = (8, 4, 2) if all(x is None for x in (args.n, args.d_model, args.heads)) else \
@@ -440,6 +451,8 @@ def _short(text: str, width: int = 60) -> str:
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
+    from .examples import EXAMPLES
+
     rows = [("name", "model", "title")]
     rows += [(name, f"n={ex.model.dims.n}, d_model={ex.model.dims.d_model}, h={ex.model.dims.h}, "
               f"{ex.model.convention}", ex.title) for name, ex in EXAMPLES.items()]
@@ -448,8 +461,6 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .weights import LAYOUTS
-
     parser = argparse.ArgumentParser(prog="mha-symbolic",
                                      description="Symbolic math and proof explorer for multi-head attention.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -460,11 +471,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_shapes)
 
     p = sub.add_parser("derive", help="exact steps of a worked example (default: %s)" % DEFAULT_EXAMPLE)
-    p.add_argument("--example", choices=sorted(EXAMPLES), help="a built-in worked example")
+    p.add_argument("--example", choices=EXAMPLE_NAMES, help="a built-in worked example")
     p.add_argument("--decimals-only", action="store_true", help="print only the 4-decimal values (text format)")
     p.add_argument("--format", choices=("text", "tex", "md", "pdf"), default="text",
                    help="text on the terminal (default), a LaTeX or Markdown document, or a PDF (needs pdflatex)")
-    p.add_argument("--notation", choices=sorted(NOTATIONS), default="vaswani",
+    p.add_argument("--notation", choices=NOTATION_NAMES, default="vaswani",
                    help="weights as W_i^Q (vaswani), W_Q^i (per-head) or W_{Q1} (numbered)")
     p.add_argument("--transpose", choices=("top", "T"), default="top", help=r"K^\top or K^T")
     p.add_argument("--decimals", type=_bounded_int(0, 30), default=None,

@@ -36,6 +36,7 @@ from sympy import eye
 from .attention import MultiHeadAttention
 from .errors import InputError
 from .evaluation import Evaluation
+from .names import DEFAULT_EXAMPLE
 
 __all__ = ["Example", "EXAMPLES", "DEFAULT_EXAMPLE", "example", "seed001_as_stated"]
 
@@ -119,7 +120,6 @@ EXAMPLES: dict[str, Example] = {
 }
 
 #: The example used when none is named (``mha-symbolic derive``).
-DEFAULT_EXAMPLE = "seed000"
 
 
 def example(name: str = DEFAULT_EXAMPLE) -> Example:

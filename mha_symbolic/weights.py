@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .names import LAYOUTS
 
 __all__ = ["LayerWeights", "TensorSource", "from_state_dict", "load_weights", "LAYOUTS", "detect_layout",
            "read_config", "layer_numbers", "resolve"]
@@ -63,7 +64,6 @@ ANCHORS = {
     "llama": "self_attn.q_proj.weight",
     "transformerlens": "attn.W_Q",
 }
-LAYOUTS = tuple(ANCHORS)
 
 
 @dataclass(frozen=True, repr=False)

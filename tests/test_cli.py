@@ -108,3 +108,54 @@ def test_check_explain_prints_the_evidence_of_each_verdict(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "the evidence of each verdict" in out and "judged with h = 2 (line 1)" in out
     assert main(["check", str(doc)]) == 1 and "judged with" not in capsys.readouterr().out
+
+
+def test_the_choices_named_before_sympy_is_imported_match_the_objects():
+    """The command line offers mha_symbolic.names as choices; each list is the objects' own."""
+    from mha_symbolic import names
+    from mha_symbolic.attention import MultiHeadAttention
+    from mha_symbolic.examples import DEFAULT_EXAMPLE, EXAMPLES
+    from mha_symbolic.latex import NOTATIONS
+    from mha_symbolic.weights import ANCHORS
+
+    assert set(names.NOTATION_NAMES) == set(NOTATIONS)
+    assert set(names.EXAMPLE_NAMES) == set(EXAMPLES) and names.DEFAULT_EXAMPLE == DEFAULT_EXAMPLE
+    assert names.LAYOUTS == tuple(ANCHORS)
+    for convention in names.CONVENTIONS:
+        assert MultiHeadAttention(d_model=4, h=2, convention=convention).convention == convention
+    for mask in names.MASKS:
+        assert MultiHeadAttention(d_model=4, h=2, mask=mask).mask == mask
+
+
+def test_help_and_usage_errors_import_no_sympy():
+    """`mha-symbolic --help` and an argument error answer without importing SymPy or NumPy (counted in
+    sys.modules, not timed)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom mha_symbolic.cli import main\n"
+             "for argv in (['--help'], ['ranks', '--help'], ['derive', '--decimals', '99']):\n"
+             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+             "print(sorted(m for m in ('sympy', 'numpy', 'flint') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_package_imports_lazily_and_its_star_import_shadows_no_sympy_name():
+    import subprocess
+    import sys
+
+    import sympy
+
+    import mha_symbolic
+
+    assert not set(mha_symbolic.__all__) & set(dir(sympy))
+    probe = ("import sys, mha_symbolic\nassert 'sympy' not in sys.modules\n"
+             "from mha_symbolic import MultiHeadAttention\n"
+             "print(sorted(m for m in ('sympy', 'numpy', 'mha_symbolic.document', 'mha_symbolic.numeric', "
+             "'mha_symbolic.weights', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['sympy']"
+    import types
+
+    assert isinstance(mha_symbolic.latex, types.ModuleType) and isinstance(mha_symbolic.softmax, types.ModuleType)

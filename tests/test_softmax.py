@@ -20,7 +20,8 @@ from sympy import (
     sqrt,
 )
 
-from mha_symbolic import InputError, Softmax, softmax
+from mha_symbolic import InputError, Softmax
+from mha_symbolic.softmax import softmax
 
 
 def test_exact_seed000_row():

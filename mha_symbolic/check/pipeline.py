@@ -256,8 +256,8 @@ def _states_width_relation(pieces: list[Any]) -> bool:
             pairs = [(a, b) for c in chains(p.text) for a in c.sides for b in c.sides if a is not b]
         elif p.kind == "code" and p.name and "=" in p.text:
             pairs = [(p.name, p.text.split("=", 1)[1])]
-        elif p.kind == "prose":
-            pairs = [(a, b) for m in re.finditer(r"([A-Za-z][\w{}\\]*)\s*=\s*([^=,;$`]+)", p.text)
+        elif p.kind == "prose" and "=" in p.text:  # a name is at most 40 characters: linear in the text
+            pairs = [(a, b) for m in re.finditer(r"([A-Za-z][\w{}\\]{0,40})\s*=\s*([^=,;$`]+)", p.text)
                      for a, b in [m.groups()]]
         else:
             continue
