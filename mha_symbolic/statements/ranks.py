@@ -25,8 +25,8 @@ Examples
 >>> RankStatement("head_i", "le", lambda D: D.d_k).decide(M).verdict
 'true'
 >>> v = RankStatement("A_i", "le", lambda D: D.d_k).decide(M)
->>> v.verdict, v.basis
-('false', 'certified counterexample')
+>>> v.verdict, v.basis, v.scope
+('false', 'proof', 'fails whenever n > d_k')
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from ..dims import Dims
 from ..errors import DimensionError, InputError, SizeLimitError
 from ..evaluation import estimate_terms
 from ..rank import certify_rank_at_least, provably_le, rank_bound, rank_report
+from ..rank.attention_weights import certified_weights_rank, weights_rank
 from ._base import Statement, generic_instance, step_name
 from .verdict import Verdict
 
@@ -51,6 +52,8 @@ __all__ = ["RankStatement", "RankOf", "RankComparison"]
 
 OPS = {"le": "<=", "lt": "<", "eq": "="}
 #: Sizes tried for a counterexample when the model's are symbolic (small first).
+#: the weights' rank is also certified by ball arithmetic on a generic instance up to this size
+CERTIFY_WEIGHTS_UP_TO = 128
 SEARCH = {"n": (2, 3, 4, 5), "d_model": (1, 2, 3, 4, 6), "h": (1, 2, 3), "d_k": (1, 2, 3), "d_v": (1, 2, 3)}
 MAX_SEARCH_TERMS = 20_000
 
@@ -156,6 +159,9 @@ class RankStatement(Statement):
                        "certified", "none")
 
     def _refute(self, model: MultiHeadAttention, text: str, bound: Any) -> Verdict:
+        weights = self._weights_refuted(model, text, bound)
+        if weights is not None:
+            return weights
         for m in _concrete_models(model):
             claimed = int(self._claimed(m))
             need = claimed if self.op == "lt" else claimed + 1
@@ -172,6 +178,75 @@ class RankStatement(Statement):
                                "certified counterexample", expected=f"rank({_label(self.subject)}) <= {bound}")
         return Verdict("undecided", f"{text}: the proven bound is rank <= {bound}, which does not imply the "
                        "statement, and no certified counterexample was found at small sizes", "none")
+
+
+    def _weights_refuted(self, model: MultiHeadAttention, text: str, bound: Any) -> Verdict | None:
+        """A claim bounding a head's attention weights below their proven rank ``min(n, n_kv)``
+        (:mod:`mha_symbolic.rank.attention_weights`), refuted at the model's own sizes: nothing is evaluated, so
+        any size will do. Symbolic sizes are set where the claim can fail (``n`` one above the claimed bound)."""
+        if callable(self.subject) or isinstance(self.bound, RankOf) or self.op == "eq":
+            return None
+        name = step_name(model, self.subject)
+        if not name.startswith("A_") or model.mask is not None:
+            return None
+        for m in _sizes_where_it_can_fail(model, self._claimed):
+            claimed = int(self._claimed(m))
+            head = int(name[2:]) if name[2:].isdigit() else 1
+            proven = weights_rank(m, head)
+            if proven is None:
+                return None
+            need = claimed if self.op == "lt" else claimed + 1
+            if int(proven.rank) < need:
+                continue
+            where = "for every input" if proven.every_input else "on this instance"
+            general = weights_rank(model, head)
+            check = ""
+            if proven.certificate is not None and proven.certificate.excludes_zero:
+                check = (f" The instance evaluated exactly has a {proven.certificate.size} x "
+                         f"{proven.certificate.size} minor of {name} whose determinant lies in "
+                         f"{proven.certificate.det} (certified).")
+            elif need <= CERTIFY_WEIGHTS_UP_TO:  # a second witness, computed: a minor of a generic instance
+                cert = certified_weights_rank(m, need, head)
+                if cert.excludes_zero:
+                    check = (f" Independently, a generic instance at these sizes has a {need} x {need} minor of "
+                             f"{name} whose determinant lies in {cert.det} (certified).")
+            return Verdict("false", f"{text} fails at {_sizes(m)}: rank {name} = {proven.rank} {where}: "
+                           + " ".join(proven.reasoning) + check
+                           + (f" In general rank {name} = {general.rank}." if general is not None else ""),
+                           "proof", scope=f"fails whenever {'min(n, n_kv)' if model.cross else 'n'} > "
+                                          f"{self._rhs_text(model)}"
+                           + (", for every input" if proven.every_input else ""),
+                           expected=f"rank({name}) = {general.rank if general is not None else proven.rank}")
+        return None
+
+
+def _sizes_where_it_can_fail(model: MultiHeadAttention, claimed: Callable[[MultiHeadAttention], Any]
+                             ) -> list[MultiHeadAttention]:
+    """The model itself when its sizes are numbers; else sizes where the weights' rank could exceed the
+    claimed bound: the free sizes other than the token counts from the small grid, then ``n`` (and ``n_kv``)
+    one above the bound there."""
+    if model.dims.is_concrete and (not model.cross or getattr(model.n_kv, "is_Integer", False)):
+        return [model]
+    D = model.dims
+    tied = {r.lhs for r in D.relations}
+    free = [k for k, v in D.as_dict().items() if not v.is_Integer and v not in tied and k != "n"]
+    out: list[MultiHeadAttention] = []
+    for values in product(*(SEARCH[k] for k in free)):
+        try:
+            m = model.bind(**dict(zip(free, values, strict=True))) if free else model
+            top = claimed(m)
+            counts = [int(top) + 1] if getattr(top, "is_Integer", False) else list(SEARCH["n"])
+            for count in counts:
+                c = m if m.dims.n.is_Integer else m.bind(n=count)
+                if c.cross and not getattr(c.n_kv, "is_Integer", False):
+                    c = c.bind(n_kv=count)
+                if c.dims.is_concrete:
+                    out.append(c)
+        except (DimensionError, InputError):
+            continue
+        if len(out) >= 6:
+            break
+    return out
 
 
 def _sizes(m: MultiHeadAttention) -> str:
