@@ -213,7 +213,9 @@ def cmd_ranks(args: argparse.Namespace) -> int:
     if args.weights is not None:
         return _weight_ranks(args)
     if args.sweep:
-        results = rank_sweep(workers=args.workers, progress=None if args.json else text_progress)
+        # the bar only on a terminal: never into a pipe, a file or a CI log
+        results = rank_sweep(workers=args.workers, progress=text_progress if _interactive() and not args.json
+                             else None)
         if args.json:
             print(json.dumps([{"n": r.n, "d_model": r.d_model, "h": r.h, "tight": r.tight,
                                "rows": [row.as_dict() for row in r.rows]} for r in results], indent=1))
@@ -236,7 +238,7 @@ def cmd_ranks(args: argparse.Namespace) -> int:
     claims = [softmax_rank_counterexample(), multihead_rank_comparison(), low_rank_bottleneck(3, 3),
               low_rank_bottleneck(4, 2)]
     if args.json:
-        print(json.dumps({"n": n, "d_model": d, "h": h, "rows": [r.as_dict() for r in report],
+        print(json.dumps({**_model_keys(n, d, h), "rows": [r.as_dict() for r in report],
                           "claims": [{"statement": c.statement, "verdict": c.verdict, "kind": c.kind,
                                       "reasoning": list(c.reasoning)} for c in claims]}, indent=1, default=str))
     else:
@@ -249,6 +251,16 @@ def cmd_ranks(args: argparse.Namespace) -> int:
             for line in c.reasoning:
                 print(f"  {line}")
     return 1 if any("CONTRADICTION" in r.verdict for r in report) else 0
+
+
+def _model_keys(n: int, d: int, h: int, model: Any = None) -> dict[str, Any]:
+    """The keys every ``ranks --json`` object starts with, plain or a variant: the model and its sizes and
+    options (``null`` where the option is off)."""
+    if model is None:
+        return {"model": f"MultiHeadAttention(n={n}, d_model={d}, h={h})", "n": n, "d_model": d, "h": h,
+                "kv_heads": None, "n_kv": None, "mask": None, "causal": False}
+    return {"model": str(model), "n": n, "d_model": d, "h": h, "kv_heads": model.kv_heads,
+            "n_kv": int(model.n_kv) if model.cross else None, "mask": model.mask, "causal": model.causal}
 
 
 def _variant_ranks(args: argparse.Namespace) -> int:
@@ -265,7 +277,7 @@ def _variant_ranks(args: argparse.Namespace) -> int:
     proof = variant_rank_bounds(model)
     rows = proof.result["rows"]
     if args.json:
-        print(json.dumps({"model": str(model), "statement": proof.statement, "verified": proof.verified,
+        print(json.dumps({**_model_keys(n, d, h, model), "statement": proof.statement, "verified": proof.verified,
                           "bounds": {k: str(v) for k, v in proof.result["bounds"].items()},
                           "rows": [r.as_dict() for r in rows]}, indent=1, default=str))
     else:
@@ -320,7 +332,7 @@ def _weight_ranks(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"weights": str(args.weights), "layers": [r.as_dict() for r in layers]}, indent=1))
         return 0
-    rows = [("layer", "heads", "d_k", "rank W_QK (exact)", "rank W_OV (exact)", "float SVD QK/OV",
+    rows = [("layer", "heads", "kv head of each", "d_k", "rank W_QK (exact)", "rank W_OV (exact)", "float SVD QK/OV",
              *(("logits", "Concat") if args.input_n or args.input else ()))]
     for r in layers:
         qk = sorted({h.qk_rank for h in r.heads})
@@ -330,13 +342,27 @@ def _weight_ranks(args: argparse.Namespace) -> int:
         if args.input_n or args.input:
             extra = (", ".join(sorted({f"{h.logits_rank}/{h.logits_bound}" for h in r.heads})),
                      f"{r.concat_rank}/{r.concat_bound}")
-        rows.append((str(r.layer), str(len(r.heads)), str(r.heads[0].d_k), _ranks_text(qk), _ranks_text(ov),
+        rows.append((str(r.layer), str(len(r.heads)), _kv_map(r.heads), str(r.heads[0].d_k), _ranks_text(qk),
+                     _ranks_text(ov),
                      ", ".join(f"{a}/{b}" for a, b in num), *extra))
     print(_table(rows))
     heads = [h for r in layers for h in r.heads]
     print(f"{sum(h.attains_d_k for h in heads)} of {len(heads)} heads attain rank d_k in both circuits "
           "(exact ranks of the stored factors; the float SVD column is evidence only)")
     return 0
+
+
+def _kv_map(heads: Any) -> str:
+    """Which key/value head each query head reads, in runs: ``1-4:1 5-8:2``; ``own`` when every head has its own."""
+    if all(h.kv_head == h.head for h in heads):
+        return "own"
+    runs: list[list[int]] = []
+    for h in heads:
+        if runs and runs[-1][2] == h.kv_head and runs[-1][1] == h.head - 1:
+            runs[-1][1] = h.head
+        else:
+            runs.append([h.head, h.head, h.kv_head])
+    return " ".join(f"{a}-{b}:{kv}" if a != b else f"{a}:{kv}" for a, b, kv in runs)
 
 
 def _ranks_text(values: list[int]) -> str:
@@ -502,7 +528,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_bounded_int(1, MAX_WORKERS), default=2,
                    help=f"processes for --sweep (default 2, at most {MAX_WORKERS})")
     p.add_argument("--weights", metavar="FILE", default=None,
-                   help="a .safetensors checkpoint: exact ranks of every head's W_QK and W_OV")
+                   help="a .safetensors checkpoint: exact ranks of every head's W_QK and W_OV (heads numbered from "
+                        "1, layers from 0; rotary embeddings, QK-norm and ALiBi are not applied: the circuits are "
+                        "those of the projection weights)")
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="how the checkpoint names its attention weights (default: detected from the keys)")
     p.add_argument("--layers", type=int, nargs="+", default=None, help="only these layers (default: all)")

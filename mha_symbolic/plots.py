@@ -1,8 +1,8 @@
 """Pictures: attention heatmaps, singular-value spectra with the proven bound, rank sweeps, scaling.
 
 Needs matplotlib (``pip install 'mha-symbolic[plot]'``); every function returns the
-``Figure`` and, given ``path``, writes a PNG there.  Plots are drawn with the Agg backend,
-so they work without a display.
+``Figure`` and, given ``path``, writes a PNG there.  Figures are made without pyplot, so they work without a
+display and never change matplotlib's backend or pyplot's state.
 
 Examples
 ========
@@ -29,18 +29,21 @@ if TYPE_CHECKING:
 __all__ = ["attention_heatmaps", "singular_value_spectra", "rank_sweep_plot", "scaling_variance_plot"]
 
 
-def _plt() -> Any:
+def _figure(**options: Any) -> Any:
+    """A ``matplotlib.figure.Figure``. In a Jupyter kernel it is made by pyplot, so the notebook's own backend
+    shows it; elsewhere without pyplot, so matplotlib's global backend and pyplot's open figures stay as the
+    caller set them (the figure is returned, and written to ``path`` when one is given)."""
+    import sys
+
     try:
-        import sys
+        if "ipykernel" in sys.modules:
+            import matplotlib.pyplot as plt
 
-        import matplotlib
-
-        if "ipykernel" not in sys.modules:  # in Jupyter keep the inline backend, so figures show
-            matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+            return plt.figure(**options)
+        from matplotlib.figure import Figure
     except ImportError:
         raise InputError("plots need matplotlib: pip install 'mha-symbolic[plot]'") from None
-    return plt
+    return Figure(**options)
 
 
 def _save(fig: Any, path: Any) -> Any:
@@ -95,7 +98,6 @@ def attention_heatmaps(E: Any, tokens: list[str] | None = None, path: Any = None
     >>> fig.get_size_inches().tolist(), len([a for a in fig.axes if a.get_title()])
     ([16.0, 12.0], 12)
     """
-    plt = _plt()
     titles, mats = _attention_matrices(E)
     n_q, n_kv = mats[0].shape
     labels = tokens or [f"token {k + 1}" for k in range(n_q)]
@@ -108,7 +110,8 @@ def attention_heatmaps(E: Any, tokens: list[str] | None = None, path: Any = None
     rows = -(-len(mats) // cols)
     width = min(4.4 * cols + 1.2, MAX_FIGSIZE[0])
     height = min(4.0 * rows, MAX_FIGSIZE[1])
-    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, layout="constrained")
+    fig = _figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
     flat = list(axes.ravel())
     for ax in flat[len(mats):]:
         ax.set_visible(False)
@@ -138,10 +141,10 @@ def singular_value_spectra(E: Evaluation, path: Any = None, tol: float = 1e-12) 
     """
     from .rank import rank_bound
 
-    plt = _plt()
     model = E.model
     names = [s for s in ("S_1", "head_1", "Concat", "Output") if s in E]
-    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.0), squeeze=False)
+    fig = _figure(figsize=(3.2 * len(names), 3.0))
+    axes = fig.subplots(1, len(names), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         s = np.linalg.svd(E.numeric(name), compute_uv=False)
         bound = int(rank_bound(model.steps[name].expr, model.dims).bound)
@@ -159,8 +162,8 @@ def singular_value_spectra(E: Evaluation, path: Any = None, tol: float = 1e-12) 
 
 def rank_sweep_plot(results: list[Any], path: Any = None) -> Any:
     """Proven bound against certified rank for every quantity of every swept configuration."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(4.5, 4.2))
+    fig = _figure(figsize=(4.5, 4.2))
+    ax = fig.subplots()
     quantities = sorted({row.quantity for r in results for row in r.rows})
     for q in quantities:
         pts = [(row.bound, row.attained) for r in results for row in r.rows if row.quantity == q]
@@ -179,10 +182,10 @@ def scaling_variance_plot(d_ks: list[int] | None = None, samples: int = 20_000, 
     """Var(q.k) and Var(q.k / sqrt(d_k)) against d_k: the exact lines and Monte Carlo points."""
     from .proofs import monte_carlo_variance
 
-    plt = _plt()
     d_ks = d_ks or [1, 2, 4, 8, 16, 32, 64]
     mc = [monte_carlo_variance(d, samples, seed) for d in d_ks]
-    fig, ax = plt.subplots(figsize=(4.8, 3.6))
+    fig = _figure(figsize=(4.8, 3.6))
+    ax = fig.subplots()
     ax.plot(d_ks, d_ks, color="tab:red", label=r"exact: $\mathrm{Var}(q\cdot k) = d_k$")
     ax.plot(d_ks, [1] * len(d_ks), color="tab:blue", label=r"exact: $\mathrm{Var}(q\cdot k/\sqrt{d_k}) = 1$")
     ax.scatter(d_ks, [m[0] for m in mc], color="tab:red", marker="x", label="Monte Carlo (evidence)")

@@ -18,8 +18,9 @@ head ``W_Q^i`` (``d_model x d_k``), per key/value head ``W_K^j``, ``W_V^j``, and
 in the dtype the checkpoint stores.  A missing or mis-shaped tensor is an :class:`~mha_symbolic.errors.InputError`
 naming the key, the layout and the layer.
 
-LLaMA-style checkpoints rotate queries and keys by position (RoPE) between the projection and the product; the
-weights read here are the projections, so ``W_QK`` is the circuit at relative position 0.
+LLaMA-style checkpoints rotate queries and keys by position (RoPE) between the projection and the product, and
+some normalise them (QK-norm) or add position biases (ALiBi); none of these is applied. The weights read here
+are the projections, so ``W_QK`` is the circuit at relative position 0.
 
 Examples
 ========
@@ -270,6 +271,9 @@ def read_config(path: str | Path) -> dict[str, int]:
         data = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise InputError(f"{config} is not readable JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{config} is not a model configuration: a JSON object was expected, got "
+                         f"{type(data).__name__}")
     out = {}
     for key, name in (("num_attention_heads", "num_heads"), ("n_head", "num_heads"),
                       ("num_key_value_heads", "kv_heads")):
@@ -283,9 +287,14 @@ def resolve(weights: Any, layout: str | None = None, num_heads: int | None = Non
     """The source, its layout (detected when ``None``) and the head counts (from a ``config.json`` beside a file
     when not given), checked: what :func:`load_weights` reads a checkpoint with."""
     source = _source(weights)
-    if source.path is not None and num_heads is None:
+    if source.path is not None:
         config = read_config(source.path)
-        num_heads = config.get("num_heads")
+        for label, given in (("num_heads", num_heads), ("kv_heads", kv_heads)):
+            stated = config.get(label)
+            if given is not None and stated is not None and given != stated:
+                raise InputError(f"{label}={given} contradicts {Path(source.path).with_name('config.json')}, which "
+                                 f"says {stated}; leave {label} out to use the configuration's")
+        num_heads = num_heads if num_heads is not None else config.get("num_heads")
         kv_heads = kv_heads if kv_heads is not None else config.get("kv_heads")
     layout = detect_layout(source.keys()) if layout is None else layout
     if layout not in ANCHORS:
@@ -458,6 +467,9 @@ def _gpt2(block: _Block, h: int | None, g: int | None) -> LayerWeights:
 
 
 def _llama(block: _Block, h: int | None, g: int | None) -> LayerWeights:
+    """A LLaMA-style block's projections. Rotary position embeddings (RoPE), a QK-norm and ALiBi biases act
+    between the projection and the scores; they are not applied here, so circuits built from these weights are
+    those of the projections (``W_QK`` at relative position 0)."""
     assert h is not None
     names = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj")
     Ws = [block.get(f"{n}.weight", 2) for n in names]

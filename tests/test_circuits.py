@@ -89,7 +89,7 @@ def test_circuits_pair_each_query_head_with_its_key_value_head():
     w = LayerWeights("llama", 3, rng.normal(size=(4, 6, 2)), rng.normal(size=(2, 6, 2)), rng.normal(size=(2, 6, 2)),
                      rng.normal(size=(8, 6)))
     cs = circuits(w)
-    assert [(c.layer, c.head, c.kv_head) for c in cs] == [(3, 0, 0), (3, 1, 0), (3, 2, 1), (3, 3, 1)]
+    assert [(c.layer, c.head, c.kv_head) for c in cs] == [(3, 1, 1), (3, 2, 1), (3, 3, 2), (3, 4, 2)]
     np.testing.assert_array_equal(cs[2].QK.L, w.W_Q[2])
     np.testing.assert_array_equal(cs[2].QK.R, w.W_K[1].T)
     np.testing.assert_array_equal(cs[3].OV.L, w.W_V[1])

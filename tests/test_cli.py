@@ -159,3 +159,28 @@ def test_the_package_imports_lazily_and_its_star_import_shadows_no_sympy_name():
     import types
 
     assert isinstance(mha_symbolic.latex, types.ModuleType) and isinstance(mha_symbolic.softmax, types.ModuleType)
+
+
+def test_ranks_json_has_one_schema_for_plain_and_variant_models(capsys):
+    """`ranks --causal --json` printed other top-level keys than `ranks --json`; both now start with the model,
+    its sizes and its options, and their rows have the same keys."""
+    import json
+
+    from mha_symbolic.cli import main
+
+    assert main(["ranks", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["ranks", "--n", "8", "--d-model", "4", "--heads", "2", "--causal", "--json"]) == 0
+    causal = json.loads(capsys.readouterr().out)
+    core = ["model", "n", "d_model", "h", "kv_heads", "n_kv", "mask", "causal"]
+    assert list(plain)[:8] == core == list(causal)[:8]
+    assert (plain["causal"], causal["causal"], causal["n"], causal["kv_heads"]) == (False, True, 8, None)
+    assert set(plain["rows"][0]) == set(causal["rows"][0])
+
+
+def test_sweep_progress_is_never_written_into_a_log(capsys):
+    from mha_symbolic.cli import main
+
+    assert main(["ranks", "--sweep", "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "[#" not in err

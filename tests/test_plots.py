@@ -80,3 +80,17 @@ def test_committed_readme_picture():
     root = Path(__file__).resolve().parents[1]
     assert is_png(root / "derivations" / "figures" / "seed001-attention.png")
     assert "derivations/figures/seed001-attention.png" in (root / "README.md").read_text(encoding="utf-8")
+
+
+def test_plots_leave_matplotlibs_backend_and_pyplot_alone():
+    """A plot call switched matplotlib's global backend to Agg outside Jupyter (and registered its figures with
+    pyplot); figures are now made without pyplot."""
+    import subprocess
+    import sys
+
+    probe = ("import matplotlib\nmatplotlib.use('svg')\nimport matplotlib.pyplot as plt\n"
+             "from mha_symbolic import example\nfrom mha_symbolic.plots import attention_heatmaps, scaling_variance_plot\n"
+             "fig = attention_heatmaps(example('seed000').evaluate())\nscaling_variance_plot(d_ks=[1, 2], samples=50)\n"
+             "print(matplotlib.get_backend(), plt.get_fignums(), type(fig).__name__)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["svg", "[]", "Figure"]

@@ -253,3 +253,38 @@ def test_bfloat16_and_nan_in_a_safetensors_file(tmp_path):
     save_file(bad, str(tmp_path / "nan.safetensors"))
     with pytest.raises(InputError, match="k_proj.weight contains NaN or inf"):
         from_state_dict(tmp_path / "nan.safetensors", num_heads=2)
+
+
+def test_a_head_count_that_contradicts_config_json_is_an_error_naming_both(tmp_path):
+    """`ranks --weights FILE --num-heads 3` on a 2-head checkpoint certified "6 of 6 heads attain d_k"."""
+    import json
+
+    from safetensors.numpy import save_file
+
+    from mha_symbolic.cli import main
+    from mha_symbolic.weights import resolve
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "model.safetensors"
+    save_file({f"encoder.layer.0.attention.{m}.weight": rng.normal(size=(12, 12)).astype(np.float32)
+               for m in ("self.query", "self.key", "self.value", "output.dense")}, str(path))
+    (tmp_path / "config.json").write_text(json.dumps({"num_attention_heads": 2}))
+    with pytest.raises(InputError, match=r"num_heads=3 contradicts .*config.json, which says 2"):
+        resolve(str(path), num_heads=3)
+    assert resolve(str(path), num_heads=2)[2] == 2 and resolve(str(path))[2] == 2
+    assert main(["ranks", "--weights", str(path), "--num-heads", "3"]) == 2
+    (tmp_path / "config.json").write_text("[]")
+    with pytest.raises(InputError, match="not a model configuration"):
+        resolve(str(path))
+
+
+def test_each_query_head_names_its_key_value_head_numbered_from_one(capsys):
+    from mha_symbolic.cli import _kv_map
+    from mha_symbolic.rank.circuits import HeadRanks
+
+    def heads(pairs):
+        return [HeadRanks(0, h, kv, 2, 2, 2, 2, 2) for h, kv in pairs]
+
+    assert _kv_map(heads([(1, 1), (2, 1), (3, 2), (4, 2)])) == "1-2:1 3-4:2"
+    assert _kv_map(heads([(1, 1), (2, 2)])) == "own"
+    assert HeadRanks(0, 3, 2, 2, 2, 2, 2, 2).as_dict()["kv_head"] == 2

@@ -153,7 +153,10 @@ class FactoredMatrix:
 
 @dataclass(frozen=True)
 class HeadCircuits:
-    """The QK and OV circuits of query head ``head`` (0-based) of layer ``layer``."""
+    """The QK and OV circuits of query head ``head`` of layer ``layer``, which reads key/value head ``kv_head``.
+
+    Heads are numbered from 1 (``head_1 .. head_h``, as in the model's steps); layers from 0, as in the
+    checkpoint's tensor names."""
 
     layer: int
     head: int
@@ -168,25 +171,27 @@ def circuits(weights: LayerWeights | Iterable[LayerWeights]) -> list[HeadCircuit
     >>> from mha_symbolic.weights import LayerWeights
     >>> rng = np.random.default_rng(1)
     >>> w = LayerWeights("torch", 0, *(rng.normal(size=(2, 6, 3)) for _ in range(3)), rng.normal(size=(6, 6)))
-    >>> [(c.head, c.QK.rank().rank, c.OV.rank().rank) for c in circuits(w)]
-    [(0, 3, 3), (1, 3, 3)]
+    >>> [(c.head, c.kv_head, c.QK.rank().rank, c.OV.rank().rank) for c in circuits(w)]
+    [(1, 1, 3, 3), (2, 2, 3, 3)]
     """
     layers = [weights] if isinstance(weights, LayerWeights) else list(weights)
     out = []
     for w in layers:
         for i in range(w.heads):
             j = w.kv_head(i)
-            out.append(HeadCircuits(w.layer, i, j, FactoredMatrix(w.W_Q[i], w.W_K[j].T),
+            out.append(HeadCircuits(w.layer, i + 1, j + 1, FactoredMatrix(w.W_Q[i], w.W_K[j].T),
                                     FactoredMatrix(w.W_V[j], w.W_O_head(i))))
     return out
 
 
 @dataclass(frozen=True)
 class HeadRanks:
-    """One row of :func:`circuit_ranks`: certified ranks of a head's circuits and, on an input, of its logits."""
+    """One row of :func:`circuit_ranks`: certified ranks of a head's circuits and, on an input, of its logits.
+    ``head`` and ``kv_head`` (the key/value head it reads) are numbered from 1, ``layer`` from 0."""
 
     layer: int
     head: int
+    kv_head: int
     d_k: int
     qk_rank: int
     ov_rank: int
@@ -321,8 +326,8 @@ def layer_ranks(w: LayerWeights, X: np.ndarray | None = None) -> LayerRanks:
     concatenation)."""
     rows = []
     for c in circuits(w):
-        logits = _logits_rank(w, c.head, X) if X is not None else (None, None)
-        rows.append(HeadRanks(w.layer, c.head, w.d_k, c.QK.rank().rank, c.OV.rank().rank,
+        logits = _logits_rank(w, c.head - 1, X) if X is not None else (None, None)
+        rows.append(HeadRanks(w.layer, c.head, c.kv_head, w.d_k, c.QK.rank().rank, c.OV.rank().rank,
                               c.QK.numerical_rank().rank, c.OV.numerical_rank().rank, *logits))
     if X is None:
         return LayerRanks(w.layer, tuple(rows), name=w.name)
