@@ -89,7 +89,8 @@ def test_plots_leave_matplotlibs_backend_and_pyplot_alone():
     import sys
 
     probe = ("import matplotlib\nmatplotlib.use('svg')\nimport matplotlib.pyplot as plt\n"
-             "from mha_symbolic import example\nfrom mha_symbolic.plots import attention_heatmaps, scaling_variance_plot\n"
+             "from mha_symbolic import example\n"
+             "from mha_symbolic.plots import attention_heatmaps, scaling_variance_plot\n"
              "fig = attention_heatmaps(example('seed000').evaluate())\nscaling_variance_plot(d_ks=[1, 2], samples=50)\n"
              "print(matplotlib.get_backend(), plt.get_fignums(), type(fig).__name__)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
