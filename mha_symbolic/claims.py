@@ -42,6 +42,7 @@ from sympy import sqrt
 
 from .attention import MultiHeadAttention
 from .errors import InputError, MHASymbolicError
+from .latex import prose_markdown, statement_markdown
 from .proofs import head_decomposition, two_heads_not_one
 from .proofs.grouped import gqa_equals_repeated_kv
 from .rank import bottleneck_theorem
@@ -107,6 +108,11 @@ class ClaimResult:
     def reached(self) -> bool:
         """A verdict was reached (anything but ``undecided``)."""
         return self.outcome.reached
+
+    def _repr_markdown_(self) -> str:
+        scope = f"; {self.scope}" if self.scope else ""
+        return (f"**{self.verdict}** ({self.basis}{prose_markdown(scope)}): {statement_markdown(self.claim.text)}  \n"
+                f"{prose_markdown(self.detail)}  \nsource: `{self.claim.source}`")
 
     def as_dict(self) -> dict[str, Any]:
         c = self.claim
@@ -302,11 +308,12 @@ class ClaimResults(list):  # type: ignore[type-arg]
     """A list of :class:`ClaimResult` that renders as a Markdown table in Jupyter."""
 
     def _repr_markdown_(self) -> str:
-        rows = ["| id | source | basis | verdict | why |", "|---|---|---|---|---|"]
+        rows = ["| id | claim | source | basis | verdict | why |", "|---|---|---|---|---|---|"]
         for r in self:
-            verdict = f"**{r.verdict}**" + (f" ({r.scope})" if r.scope else "")
-            cells = [r.claim.id, r.claim.source, r.basis, verdict, r.detail]
-            rows.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+            verdict = f"**{r.verdict}**" + (f" ({prose_markdown(r.scope)})" if r.scope else "")
+            cells = [r.claim.id, statement_markdown(r.claim.text), f"`{r.claim.source}`", r.basis, verdict,
+                     prose_markdown(r.detail)]
+            rows.append("| " + " | ".join(c.replace("\n", " ") for c in cells) + " |")
         return "\n".join(rows)
 
 

@@ -95,8 +95,10 @@ class Evaluation(StepMapping):
         for step in self.model.steps.values():
             M = self._values[step.name]
             exact = latex(M)
-            shown = exact if len(exact) <= 400 or M.free_symbols else latex(M, decimals=4)
-            lines.append(f"{latex(step.symbol)} &= {shown}")
+            if len(exact) <= 400 or M.free_symbols:
+                lines.append(f"{latex(step.symbol)} &= {exact}")
+            else:  # rounded to 4 places: written with \approx, never =
+                lines.append(f"{latex(step.symbol)} &\\approx {latex(M, decimals=4)}")
         return r"$\displaystyle \begin{aligned}%s\end{aligned}$" % r" \\ ".join(lines)
 
 

@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,8 @@ from sympy.printing.latex import LatexPrinter
 from .errors import InputError
 
 __all__ = ["Notation", "NOTATIONS", "DEFAULT_NOTATION", "MHALatexPrinter", "latex", "notation_of", "sub",
-           "repr_latex", "TRANSPOSES", "LatexReprMixin", "terminating_decimal", "escape_text"]
+           "repr_latex", "TRANSPOSES", "LatexReprMixin", "terminating_decimal", "escape_text", "prose_latex",
+           "prose_markdown", "statement_markdown"]
 
 TRANSPOSES = {"top": r"\top", "T": "T"}
 DEFAULT_NOTATION = "vaswani"
@@ -59,6 +61,89 @@ def escape_text(s: str) -> str:
     W\_Q\textasciicircum{}i = 50\% \& more
     """
     return "".join(_SPECIALS.get(c, c) for c in s)
+
+
+_MATH_WORD = re.compile(r"[^\s]*[_^][^\s]*")  # a word holding a subscript or a power: q_j, d_model, W_O^(i)
+_TEXT_UNSAFE = re.compile(r"[\\{}$&%#~]")  # shown literally inside \text by MathJax, special to LaTeX
+
+
+def _math_word(word: str) -> str:
+    """An ASCII formula word as math: ``d_model`` -> ``d_{model}``, ``W_O^(i)`` -> ``W_{O}^{(i)}``,
+    ``p^T`` -> ``p^{T}``."""
+    def script(m: re.Match[str]) -> str:
+        body = m.group(2)
+        if body.startswith("(") or body.startswith("{"):
+            return m.group(1) + ("{" + body + "}" if body.startswith("(") else body)
+        return m.group(1) + "{" + body + "}"
+
+    out = re.sub(r"([_^])(\{[^{}]*\}|\([^()]*\)|[A-Za-z0-9]+)", script, word)
+    return re.sub(r"[&%#$]", lambda m: "\\" + m.group(0), out)
+
+
+def prose_latex(text: str) -> str:
+    r"""A sentence with ASCII formulas in it, as LaTeX that both pdflatex and MathJax show as meant: words
+    with a subscript or power become math (``d_k``, ``W_O^(i)``), the rest ``\text{...}`` with no character that
+    text mode would show literally (MathJax has no text-mode escapes such as ``\_``).
+
+    >>> print(prose_latex("the d_k terms of W_O^(i) add: 50%"))
+    \text{the } d_{k} \text{ terms of } W_{O}^{(i)} \text{ add: 50} \%
+    """
+    pieces = []
+    last = 0
+    for m in _MATH_WORD.finditer(text):
+        pieces.append(_plain(text[last:m.start()]))
+        word = m.group(0)
+        tail = len(word) - len(word.rstrip(",.;:"))
+        pieces.append(_math_word(word[: len(word) - tail]))
+        pieces.append(_plain(word[len(word) - tail:]))
+        last = m.end()
+    pieces.append(_plain(text[last:]))
+    return " ".join(p for p in pieces if p)
+
+
+def prose_markdown(text: str) -> str:
+    r"""A sentence with ASCII formulas in it, as Markdown for Jupyter: words with a subscript or power become
+    ``$...$`` math (so ``A_1 ... head_1`` is never read as emphasis), the rest stays text and wraps.
+
+    >>> print(prose_markdown("the d_k terms of W_O^(i), from V's width"))
+    the $d_{k}$ terms of $W_{O}^{(i)}$, from V's width
+    """
+    pieces = []
+    last = 0
+    for m in _MATH_WORD.finditer(text):
+        word = m.group(0)
+        core = word.rstrip(",.;:")
+        lead = len(core) - len(core.lstrip("(["))
+        inner = core[lead:]
+        close = len(inner) - len(inner.rstrip(")]")) if inner.count("(") < inner.count(")") else 0
+        body = inner[: len(inner) - close] if close else inner
+        pieces += [text[last:m.start()], core[:lead], f"${_math_word(body)}$", inner[len(body):], word[len(core):]]
+        last = m.end()
+    pieces.append(text[last:])
+    return "".join(pieces).replace("|", "\\|").replace("*", "\\*")
+
+
+def statement_markdown(text: str) -> str:
+    r"""A statement as written: LaTeX (it holds a command) as ``$...$`` math, else prose with its formula words.
+
+    >>> print(statement_markdown(r"\sqrt{d_k} = 8"), "|", statement_markdown("heads of width d_k"))
+    $\sqrt{d_k} = 8$ | heads of width $d_{k}$
+    """
+    return f"${text}$" if "\\" in text else prose_markdown(text)
+
+
+def _plain(text: str) -> str:
+    r"""Plain text as ``\text{...}`` runs, with ``$ & % # { } \ ~`` set in math mode between them."""
+    out = []
+    last = 0
+    for m in _TEXT_UNSAFE.finditer(text):
+        if text[last:m.start()]:
+            out.append(r"\text{%s}" % text[last:m.start()])
+        out.append({"\\": r"\backslash", "~": r"\sim"}.get(m.group(0), "\\" + m.group(0)))
+        last = m.end()
+    if text[last:]:
+        out.append(r"\text{%s}" % text[last:])
+    return " ".join(out)
 
 
 def sub(index: str) -> str:

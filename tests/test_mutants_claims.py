@@ -68,10 +68,12 @@ def test_markdown_table_exact():
         ClaimResult(claim("000-X-shape"), Verdict("false", "plain", "exact computation")),
     ])
     assert rows._repr_markdown_() == (
-        "| id | source | basis | verdict | why |\n"
-        "|---|---|---|---|---|\n"
-        "| 000-dk | 000_63e12a797975a9b2.txt:15 | proof | **true** (d_k <= n - 2) | a \\| b c |\n"
-        "| 000-X-shape | 000_63e12a797975a9b2.txt:34 | exact computation | **false** | plain |"
+        "| id | claim | source | basis | verdict | why |\n"
+        "|---|---|---|---|---|---|\n"
+        "| 000-dk | $d_k = \\frac{d_{model}}{h} = \\frac{4}{2} = 2$ | `000_63e12a797975a9b2.txt:15` | proof "
+        "| **true** ($d_{k}$ <= n - 2) | a \\| b c |\n"
+        "| 000-X-shape | $X \\in \\mathbb{R}^{2 \\times 4}$ | `000_63e12a797975a9b2.txt:34` | exact computation "
+        "| **false** | plain |"
     )
 
 

@@ -42,9 +42,9 @@ def test_repr_latex_exact_when_short_decimals_when_long():
         r"S'_1 &= \begin{bmatrix}\frac{4 \sqrt{3}}{3} & \frac{5 \sqrt{3}}{3}\\"
         r"\frac{2 \sqrt{3}}{3} & \frac{\sqrt{3}}{3}\end{bmatrix} \\ "
         r"A_1 &= " + _A1 + r" \\ "
-        r"\mathrm{head}_1 &= \begin{bmatrix}3.0786 & 1.3595 & 2.0000 \\ 3.9214 & 1.6405 & 2.0000\end{bmatrix} \\ "
-        r"\mathrm{Concat} &= \begin{bmatrix}3.0786 & 1.3595 & 2.0000 \\ 3.9214 & 1.6405 & 2.0000\end{bmatrix} \\ "
-        r"\mathrm{Output} &= \begin{bmatrix}5.0786 & 2.7191 & 2.0000 \\ 5.9214 & 3.2809 & 2.0000\end{bmatrix}"
+        r"\mathrm{head}_1 &\approx \begin{bmatrix}3.0786 & 1.3595 & 2.0000 \\ 3.9214 & 1.6405 & 2.0000\end{bmatrix} \\ "
+        r"\mathrm{Concat} &\approx \begin{bmatrix}3.0786 & 1.3595 & 2.0000 \\ 3.9214 & 1.6405 & 2.0000\end{bmatrix} \\ "
+        r"\mathrm{Output} &\approx \begin{bmatrix}5.0786 & 2.7191 & 2.0000 \\ 5.9214 & 3.2809 & 2.0000\end{bmatrix}"
         r"\end{aligned}$")
 
 
@@ -64,7 +64,7 @@ def test_repr_latex_threshold_is_400_characters_inclusive():
     values["Q_1"], values["K_1"] = at_400, at_401
     shown = Evaluation(M, {}, values)._repr_latex_()
     assert r"Q_1 &= " + latex(at_400) + r" \\ " in shown
-    assert r"K_1 &= \begin{bmatrix}" + " & ".join(["3.3333"] * 24 + ["33.3333"]) + r"\end{bmatrix} \\ " in shown
+    assert r"K_1 &\approx \begin{bmatrix}" + " & ".join(["3.3333"] * 24 + ["33.3333"]) + r"\end{bmatrix} \\ " in shown
     assert r"S_1 &= \begin{bmatrix}\frac{1}{7}\end{bmatrix} \\ " in shown
 
 

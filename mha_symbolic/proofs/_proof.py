@@ -7,7 +7,7 @@ from typing import Any
 
 from sympy import latex
 
-from ..latex import escape_text
+from ..latex import prose_latex
 
 
 def integer_instance(n: int, h: int, d_k: int = 2, seed: int = 0, split: bool = False) -> dict[str, Any]:
@@ -32,7 +32,7 @@ class ProofStep:
     tex: str | None = None  # the formula's LaTeX when written by hand (e.g. Var(q . k) = d_k sigma^4)
 
     def _latex_line(self) -> str:
-        body = r"\text{%s}" % escape_text(self.text)
+        body = prose_latex(self.text)
         if self.tex is not None:
             return body + r" \quad " + self.tex
         return body if self.formula is None else body + r" \quad " + latex(self.formula)

@@ -46,7 +46,7 @@ from ..attention import MultiHeadAttention
 from ..concat import Concat, ConcatHeads
 from ..errors import InputError
 from ..heads import HeadMatrix
-from ..latex import latex
+from ..latex import latex, prose_latex
 from ..scaling import ScaledScores
 from ..softmax import Softmax
 from ._proof import Proof, ProofStep
@@ -179,7 +179,7 @@ def parameter_and_flop_counts(model: MultiHeadAttention | None = None) -> Proof:
                "elementwise_flops": h in elementwise.free_symbols}
     steps = tuple([ProofStep("FLOPs of each step, read off its definition (a general head i counts h times), "
                              "then d_k = d_v = d_model / h:")] +
-                  [ProofStep(name, Eq(Symbol("FLOPs"), value), r"\text{%s}: %s" % (name, latex(value)))
+                  [ProofStep(name, Eq(Symbol("FLOPs"), value), r"%s: %s" % (prose_latex(name), latex(value)))
                    for name, value in per_step.items()] +
                   [ProofStep("Weights: the entries of the model's weight matrices", weights,
                              r"\#\text{weights} = %s" % latex(weights)),

@@ -164,6 +164,12 @@ class HeadCircuits:
     QK: FactoredMatrix
     OV: FactoredMatrix
 
+    def _repr_markdown_(self) -> str:
+        i, j, (rows, cols) = self.head, self.kv_head, self.QK.shape
+        return (f"**layer {self.layer}, head {i}** (reads key/value head {j}): "
+                f"$W_{{QK}} = W_Q^{{{i}}} (W_K^{{{j}}})^\\top$ and $W_{{OV}} = W_V^{{{j}}} W_O^{{{i}}}$, each "
+                f"${rows} \\times {cols}$ through an inner width of {self.QK.inner}")
+
 
 def circuits(weights: LayerWeights | Iterable[LayerWeights]) -> list[HeadCircuits]:
     """Per head ``W_QK = W_Q^i (W_K^j)^T`` and ``W_OV = W_V^j W_O^i`` (``j`` the key/value head ``i`` reads).

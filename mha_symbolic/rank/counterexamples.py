@@ -36,6 +36,7 @@ from sympy import ImmutableMatrix, Matrix, Rational, eye, log, sqrt, zeros
 
 from ..attention import MultiHeadAttention
 from ..errors import InputError
+from ..latex import prose_markdown, statement_markdown
 from ..softmax import explicit_softmax
 from ..values import to_matrix
 from .bounds import rank_bound
@@ -62,8 +63,8 @@ class RankClaim:
         return self.verdict.startswith("true")
 
     def _repr_markdown_(self) -> str:
-        lines = [f"**{self.verdict}** ({self.kind}): {self.statement}", ""]
-        return "\n".join(lines + [f"- {r}" for r in self.reasoning])
+        lines = [f"**{self.verdict}** ({self.kind}): {statement_markdown(self.statement)}", ""]
+        return "\n".join(lines + [f"- {prose_markdown(r)}" for r in self.reasoning])
 
 
 def softmax_rank_counterexample() -> RankClaim:

@@ -37,6 +37,7 @@ from sympy import MatMul
 from ..attention import MultiHeadAttention
 from ..errors import InputError, SizeLimitError
 from ..heads import HeadMatrix
+from ..latex import prose_latex
 from .bounds import rank_bound
 from .certify import MinorCertificate, certified_rank
 from .circuits import FactoredMatrix
@@ -151,7 +152,8 @@ class RankReport(list):  # type: ignore[type-arg]
 
     def _repr_markdown_(self) -> str:
         rows = ["| quantity | proven bound | attained | certificate | verdict |", "|---|---|---|---|---|"]
-        rows += [f"| {r.quantity} | {r.bound_expr} | {r.attained} | {r.certificate} | {r.verdict} |" for r in self]
+        rows += [f"| ${prose_latex(r.quantity)}$ | ${prose_latex(r.bound_expr)}$ | {r.attained} | {r.certificate} "
+                 f"| {r.verdict} |" for r in self]
         return "\n".join(rows)
 
 

@@ -39,6 +39,13 @@ class Verdict:
     scope: str = ""
     expected: str = ""
 
+    def _repr_markdown_(self) -> str:
+        from ..latex import prose_markdown
+
+        scope = f"; {prose_markdown(self.scope)}" if self.scope else ""
+        expected = f"  \nexpected: {prose_markdown(self.expected)}" if self.expected else ""
+        return f"**{self.verdict}** ({self.basis}{scope}): {prose_markdown(self.detail)}{expected}"
+
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
