@@ -194,6 +194,10 @@ def _derive_document(args: argparse.Namespace) -> int:
             print(f"mha-symbolic: error: pdflatex failed on {path}: {'; '.join(result.errors) or 'no PDF'}",
                   file=sys.stderr)
             return 1
+        if result.overfull:  # a line past the margin: the document is not what was asked for
+            print(f"mha-symbolic: error: {path}: {len(result.overfull)} line(s) run past the margin "
+                  f"({result.overfull[0]}); the PDF is {result.pdf}", file=sys.stderr)
+            return 1
         print(result.pdf)
         return 0
     print(path)

@@ -21,7 +21,7 @@ Examples
 >>> from mha_symbolic.derivation import Derivation
 >>> d = Derivation.general(MultiHeadAttention())
 >>> [s.title for s in d.steps][:3]
-['Queries of head i', 'Keys of head i', 'Values of head i']
+['Queries of head $i$', 'Keys of head $i$', 'Values of head $i$']
 >>> print(d.steps[0].latex_lines()[0])
 Q_i = X W_i^{Q}
 >>> "\\begin{document}" in d.to_latex()
@@ -35,11 +35,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sympy import ImmutableMatrix
+from sympy import ImmutableMatrix, sqrt
 
 from ._convert import as_sympy
+from .dims import dimension_symbol
 from .errors import InputError
 from .formulas import standard_formulas
+from .heads import HeadMatrix
 from .latex import NOTATIONS, dimension_latex, escape_text, latex, terminating_decimal
 
 if TYPE_CHECKING:
@@ -65,10 +67,22 @@ _TITLES = {"X_head": "Input block of head {i}", "Y_head": "Key/value input block
 def _title(step: Step, grouped: bool = False) -> str:
     sym = step.symbol
     base = getattr(sym, "base", step.name)
-    title = _TITLES.get(base, step.name).format(i=getattr(sym, "index", ""))
+    index = getattr(sym, "index", "")
+    title = _TITLES.get(base, step.name).format(i=f"${latex(index)}$" if getattr(index, "is_Symbol", False) else index)
     if grouped and base in ("K", "V"):  # K_j, V_j of grouped-query attention are read by h/g query heads
         title = title.replace(" of head ", " of key/value head ")
     return title
+
+
+def _shape_at(shape: tuple[Any, Any], values: dict[Any, Any]) -> tuple[Any, Any]:
+    """A general step's shape at the model's own sizes (``d_k`` and ``d_v`` from ``d_model / h`` too)."""
+    def at(x: Any) -> Any:
+        e = as_sympy(x)
+        for _ in range(3):  # d_k = d_model / h: substitute until nothing changes
+            e = e.xreplace(values)
+        return e
+
+    return (at(shape[0]), at(shape[1]))
 
 
 def _visible(text: str) -> int:
@@ -143,10 +157,23 @@ class Derivation:
     # ----- construction ---------------------------------------------------------------------
     @classmethod
     def general(cls, model: MultiHeadAttention, notation: str = "vaswani", transpose: str = "top",
-                title: str | None = None) -> Derivation:
-        """The symbolic derivation: dimensions, the formulas, each step with its derived shape."""
+                title: str | None = None, *, every_head: bool = False) -> Derivation:
+        """The symbolic derivation: dimensions, the formulas, each step with its derived shape.
+
+        The heads are one general head ``i`` (and key/value head ``j``) whatever ``h`` is, so a derivation at
+        real sizes stays a few pages; ``every_head=True`` writes each head (a worked example's values)."""
         _check(notation, transpose)
         D = model.dims
+        # every head is written once, as a general head i (and key/value head j = j(i)), whatever h is: the steps
+        # come from the model with symbolic sizes, their shapes from this model's sizes
+        from .attention import KV_INDEX
+
+        general = model.generalised() if D.h.is_Integer and not every_head else model
+        if general is not model and model.kv_heads not in (None, 1):  # j = ceil(i g / h), with g and h given below
+            general = general.replace_options(kv_heads=dimension_symbol("g"))
+        values = {dimension_symbol(k): v for k, v in D.as_dict().items() if as_sympy(v).is_Integer}
+        if model.cross and getattr(model.n_kv, "is_Integer", False):
+            values[dimension_symbol("n_kv")] = model.n_kv
         sizes = dict(D.as_dict())
         if model.cross:
             sizes["n_kv"] = model.n_kv
@@ -157,24 +184,38 @@ class Derivation:
                          if not (k in ("d_k", "d_v") and not v.is_Integer))
         concrete = all(as_sympy(v).is_Integer for v in sizes.values())
         preamble = [f"Dimensions: ${dims}$" + (", each a positive integer." if not concrete else ".")]
+        d_k = as_sympy(D.d_k)
+        if d_k.is_Integer and general is not model:
+            root = sqrt(d_k)
+            shown = latex(root) if root.is_Integer else rf"{latex(root)} \approx {float(root):.4f}"
+            preamble.append(rf"The scores are scaled by $\frac{{1}}{{\sqrt{{d_k}}}}$, with $\sqrt{{d_k}} = {shown}$.")
+        if general is not model:
+            preamble.append(rf"Each of the $h = {latex(D.h)}$ heads is computed as the general head $i$ below "
+                            rf"($i = 1, \dots, {latex(D.h)}$).")
         if model.cross:
             preamble.append(r"Cross-attention: the queries come from $X$ ($n \times d_{model}$), the keys and values "
                             r"from $Y$ ($n_{kv} \times d_{model}$); self-attention is the case $Y = X$, $n_{kv} = n$.")
         if model.kv_heads is not None:
             g = latex(as_sympy(model.kv_heads))
             share = latex(D.h / as_sympy(model.kv_heads))
+            W_K = latex(HeadMatrix("W_K", D.d_model, D.d_k, KV_INDEX), notation=notation, transpose=transpose)
             preamble.append(rf"Grouped-query attention: ${g}$ key/value heads $K_j = {'Y' if model.cross else 'X'} "
-                            rf"W_j^{{K}}$, $V_j$, each shared by $h/g = {share}$ query heads; query head $i$ reads "
+                            rf"{W_K}$, $V_j$, each shared by $h/g = {share}$ query heads; query head $i$ reads "
                             r"key/value head $j = \lceil i g / h \rceil$" +
                             (" (here $g$ is taken to divide $h$)." if model.assumptions else "."))
-        for f in standard_formulas(model):
+            if general is not model and getattr(as_sympy(model.kv_heads), "is_Integer", False):
+                per = int(D.h) // int(model.kv_heads)
+                runs = [f"${j * per + 1}$--${(j + 1) * per}$ read $K_{{{j + 1}}}, V_{{{j + 1}}}$"
+                        for j in range(int(model.kv_heads))]
+                preamble.append("Query heads " + ", ".join(runs) + ".")
+        for f in standard_formulas(general):
             preamble.append("$$" + latex(f, notation=notation, transpose=transpose) + "$$")
         if model.convention == "split":
             preamble.append("Split convention: head $i$ reads the column block $X_i$ of $X$, and its weights "
                             r"are $d_k \times d_k$.")
         if model.causal:
-            preamble.append(r"Causal mask: entries $j > i$ of every $A_i$ are $0$; rows are normalised over "
-                            r"$k \le i$.")
+            preamble.append(r"Causal mask: the entries $(a, b)$ with $b > a$ of every $A_i$ are $0$; row $a$ is "
+                            r"normalised over the keys $b \le a$.")
         if model.mask == "key_padding":
             preamble.append(r"Key-padding mask: a row $m \in \{0, 1\}^{1 \times n_{kv}}$ (1: attend), "
                             r"$\mathrm{softmax}_m(S)_{ab} = \frac{m_b e^{s_{ab}}}{\sum_c m_c e^{s_{ac}}}$; a row "
@@ -183,8 +224,8 @@ class Derivation:
             preamble.append(r"Additive mask: $M$ ($n \times n_{kv}$, entries real or $-\infty$) is added to the "
                             r"scaled scores; $e^{-\infty} = 0$, and a row with every entry $-\infty$ is an error.")
         grouped = model.kv_heads is not None
-        steps = [DerivationStep(_title(s, grouped), s, s.shape, None, notation, transpose)
-                 for s in model.steps.values()]
+        steps = [DerivationStep(_title(s, grouped), s, _shape_at(s.shape, values), None, notation, transpose)
+                 for s in general.steps.values()]
         notes = []
         if D.relations:
             notes.append(r"Shapes use $h\,d_v = d_{model}$, from $d_v = \frac{d_{model}}{h}$: the concatenation "
@@ -202,7 +243,7 @@ class Derivation:
         _check(notation, transpose)
         E = example.evaluate()
         model = E.model
-        d = cls.general(model, notation, transpose, title=example.title)
+        d = cls.general(model, notation, transpose, title=example.title, every_head=True)
         d.preamble.insert(0, _title_text(f"Source: {example.source}."))
         for note in reversed(example.chosen):
             d.preamble.insert(1, _title_text(f"Chosen here (not in the source): {note}."))

@@ -47,10 +47,10 @@ def test_every_committed_tex_compiles_cleanly(tmp_path):
 def test_general_derivation_content():
     d = Derivation.general(MultiHeadAttention())
     titles = [s.title for s in d.steps]
-    assert titles[0] == "Queries of head i" and titles[-1] == "Output projection"
+    assert titles[0] == "Queries of head $i$" and titles[-1] == "Output projection"
     shapes = {s.title: s.shape_latex() for s in d.steps}
     assert shapes["Concatenation of the heads"] == r"n \times d_{model}"
-    assert shapes["Scores of head i"] == r"n \times n"
+    assert shapes["Scores of head $i$"] == r"n \times n"
     tex = d.to_latex()
     assert r"d_k = \frac{d_{model}}{h}" in tex and tex.count(r"d_k = \frac{d_{model}}{h}") == 1
     assert r"S'_i &= \frac{S_i}{\sqrt{d_k}}" in tex
@@ -123,7 +123,8 @@ def test_cli_derive_formats(tmp_path, capsys):
                  str(tmp_path)]) == 0
     written = tmp_path / "derivation.md"
     assert capsys.readouterr().out.strip() == str(written)
-    assert r"\mathrm{Concat}(\mathrm{head}_1, \mathrm{head}_2)" in written.read_text(encoding="utf-8")
+    text = written.read_text(encoding="utf-8")  # a general head i, written once, at these sizes
+    assert r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)" in text and "Shape $4 \\times 4$." in text
     assert main(["derive", "--all", "--out", str(tmp_path / "all")]) == 0
     assert len(list((tmp_path / "all").iterdir())) == 16
 
@@ -149,8 +150,10 @@ def test_bad_settings():
 
 def test_committed_grouped_query_derivation_shows_the_shared_heads():
     text = (COMMITTED / "general-gqa.md").read_text(encoding="utf-8")
-    assert [f"S_{i} = Q_{i} K_{1 if i <= 4 else 2}^{{\\top}}" in text for i in range(1, 9)] == [True] * 8
-    assert "K_2 = X W_2^{K}" in text and "K_3 =" not in text  # two key/value heads, read by four query heads each
+    # one general query head i reads key/value head j = ceil(i g / h); which heads share one is said once
+    assert r"S_i = Q_i K_{\left\lceil{\frac{g i}{h}}\right\rceil}^{\top}" in text and "K_j = X W_j^{K}" in text
+    assert "Query heads $1$--$4$ read $K_{1}, V_{1}$, $5$--$8$ read $K_{2}, V_{2}$." in text
+    assert "S_2 =" not in text and "K_2 =" not in text
 
 
 def test_committed_cross_attention_derivation_reads_keys_from_y():
@@ -171,3 +174,59 @@ def test_cli_derive_cross_and_grouped_options(capsys):
     assert "# Multi-head cross-attention" in capsys.readouterr().out
     assert main(["derive", "--example", "seed000", "--mask", "key_padding"]) == 2
     assert "--example fixes the model" in capsys.readouterr().err
+
+
+REAL_SIZES = {"768/12": MultiHeadAttention(d_model=768, h=12),
+              "4096/32, 8 kv heads": MultiHeadAttention(d_model=4096, h=32, kv_heads=8),
+              "h = 64": MultiHeadAttention(n=70, d_model=4096, h=64)}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_SIZES))
+def test_a_derivation_at_real_sizes_writes_a_general_head_once(name):
+    """d_model 768 / h 12 gave 13 pages (every head written out) and 32 query heads a Concat line 742 pt past the
+    margin; the heads are now one general head i (and key/value head j), with Concat(head_1, ..., head_h)."""
+    model = REAL_SIZES[name]
+    doc = Derivation.general(model)
+    tex = doc.to_latex()
+    assert [s.formula.name for s in doc.steps][:3] in (["Q_i", "K_i", "V_i"], ["Q_i", "K_j", "V_j"])
+    assert "Q_2" not in tex and "Q_{2}" not in tex and r"\mathrm{head}_{12}" not in tex
+    assert r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)" in tex
+    d_k, n = int(model.dims.d_k), model.dims.n
+    assert f"Shape ${n} \\times {d_k}$." in tex  # the general head's shape at this model's sizes
+    assert r"\sqrt{d_k} = 8" in tex if d_k == 64 else r"\sqrt{d_k} = 8 \sqrt{2} \approx 11.3137" in tex
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+@pytest.mark.parametrize("name", sorted(REAL_SIZES))
+def test_a_derivation_at_real_sizes_compiles_without_overfull_boxes_in_a_few_pages(name, tmp_path):
+    import re
+
+    path = tmp_path / "doc.tex"
+    path.write_text(Derivation.general(REAL_SIZES[name], notation="per-head").to_latex(), encoding="utf-8")
+    result = compile_pdf(path)
+    assert result.pdf is not None and result.errors == () and result.overfull == ()
+    pages = int(re.search(r"Output written on .*\((\d+) pages?", path.with_suffix(".log").read_text(
+        errors="replace")).group(1))
+    assert pages <= 3
+
+
+def test_each_index_letter_means_one_thing_and_the_notation_is_honoured():
+    gqa = Derivation.general(MultiHeadAttention(d_model=64, h=8, kv_heads=2), notation="per-head").to_latex()
+    assert "K_j = X W_K^{j}" in gqa and "W_j^{K}" not in gqa
+    assert "K_j = X W_j^{K}" in Derivation.general(MultiHeadAttention(d_model=64, h=8, kv_heads=2)).to_latex()
+    causal = Derivation.general(MultiHeadAttention(causal=True)).to_latex()
+    assert "$b > a$" in causal and "$j > i$" not in causal  # i and j are head indices
+
+
+def test_derive_fails_when_a_line_runs_past_the_margin(tmp_path, monkeypatch, capsys):
+    from mha_symbolic import derivation
+    from mha_symbolic.cli import main
+
+    def overfull(path):
+        return derivation.CompileResult(path.with_suffix(".pdf"), (), ("Overfull \\hbox (742.0pt too wide) in "
+                                                                       "paragraph at lines 40--41",))
+
+    monkeypatch.setattr(derivation, "compile_pdf", overfull)
+    assert main(["derive", "--format", "pdf", "--heads", "8", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "1 line(s) run past the margin (Overfull \\hbox (742.0pt too wide)" in err

@@ -96,3 +96,13 @@ def test_module_help_prints_usage_and_writes_nothing(tmp_path, monkeypatch, caps
         main(["--help"])
     assert stop.value.code == 0 and "FOLDER" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []  # it once created a directory named --help
+
+
+def test_notebooks_help_creates_nothing(tmp_path, monkeypatch, capsys):
+    """`python -m mha_symbolic.notebooks --help` once created a directory named --help."""
+    from mha_symbolic.notebooks import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0 and "FOLDER" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
