@@ -93,3 +93,13 @@ def test_terminating_decimal():
 def test_bad_settings(settings, message):
     with pytest.raises(InputError, match=message):
         latex(HeadMatrix("W_Q", 2, 2, 1), **settings)
+
+
+def test_prose_latex_sets_text_mode_specials_in_math():
+    """MathJax shows text-mode escapes literally; braces, backslashes and % & # $ ~ go to math mode, formula words
+    (a subscript or a power) become math, and the text runs hold nothing else."""
+    from mha_symbolic.latex import prose_latex
+
+    out = prose_latex(r"the set {1, 2} of d_model, 50% & a\b")
+    assert out == (r"\text{the set } \{ \text{1, 2} \} \text{ of } d_{model} \text{,} \text{ 50} \% \text{ } \& "
+                   r"\text{ a} \backslash \text{b}")

@@ -45,6 +45,7 @@ def test_the_claim_holds_where_n_does_not_exceed_d_k():
     (MultiHeadAttention(n=5, d_model=4, h=2, convention="split"), 2),  # head 2 reads its own block of X
     (MultiHeadAttention(n=5, d_model=8, h=4, kv_heads=2), 3),        # query head 3 reads key/value head 2
     (MultiHeadAttention(n=3, d_model=4, h=2, n_kv=5), 1),            # cross-attention: rank min(n, n_kv) = 3
+    (MultiHeadAttention(n=5, d_model=4, h=2, n_kv=3), 2),            # more queries than keys: rank n_kv = 3
     (MultiHeadAttention(n=6, d_model=2, h=2, scale=3), 1),           # any positive scale
 ])
 def test_the_vandermonde_instance_attains_full_rank_exactly(model, head):
@@ -75,3 +76,21 @@ def test_ball_certificates_at_the_models_own_sizes():
     with pytest.raises(InputError, match="no key-padding or additive mask"):
         certified_weights_rank(MultiHeadAttention(n=3, d_model=4, h=2, mask="key_padding"), 3)
     assert weights_rank(MultiHeadAttention(n=3, d_model=4, h=2, mask="additive")) is None
+
+
+def test_causal_cross_attention_has_rank_min_n_n_kv_for_every_input():
+    for n, n_kv in ((5, 3), (3, 5)):
+        model = MultiHeadAttention(n=n, d_model=4, h=2, n_kv=n_kv, causal=True)
+        w = weights_rank(model)
+        assert (w.rank, w.every_input) == (min(n, n_kv), True)
+        A = model.evaluate(**generic_instance(model, 0))["A_1"]
+        assert all(A[a, b] == 0 for a in range(n) for b in range(n_kv) if b > a)
+        assert certify_rank_at_least(A, min(n, n_kv)).excludes_zero
+
+
+def test_the_ball_certificate_uses_the_causal_mask():
+    """Four tokens of width 1 with entries in {-1, 0, 1}: two are equal (pigeonhole), so without the mask two
+    rows of A are equal and no 4 x 4 minor exists; with it A is triangular with a positive diagonal."""
+    causal = MultiHeadAttention(n=4, d_model=1, h=1, causal=True)
+    assert certified_weights_rank(causal, 4).excludes_zero
+    assert not certified_weights_rank(causal.replace_options(causal=False), 4).excludes_zero

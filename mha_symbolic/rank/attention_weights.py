@@ -6,8 +6,9 @@ Explanation
 The logits ``Q_i K_i^T`` have rank at most ``d_k``, but the softmax is applied entry by entry, so that bound
 does not pass to ``A_i``. Two arguments give the rank of ``A_i`` at every size, without evaluating anything:
 
-* **Causal mask, every input.** ``A_i`` is lower triangular (``j > i`` gets weight exactly 0) and its diagonal
-  entries ``e^{s_aa} / sum_{b <= a} e^{s_ab}`` are positive, so ``det A_i > 0``: ``rank A_i = n`` for every input.
+* **Causal mask, every input.** ``A_i`` is lower triangular (key ``b > a`` gets weight exactly 0) and its diagonal
+  entries ``e^{s_aa} / sum_{b <= a} e^{s_ab}`` are positive, so its leading ``min(n, n_kv)`` square block has a
+  positive determinant: ``rank A_i = min(n, n_kv)`` (``n`` in self-attention) for every input.
 * **No mask, one instance.** Put token ``a``'s first coordinate at ``a`` (``a = 0 .. n-1``; for cross-attention
   key ``b`` of ``Y`` at ``b``), and ``W_Q^i = W_K^{j(i)} = E_{11}`` (every other weight 0). Then
   ``S'_ab = s a b`` with the model's positive scale ``s``, and ``A_ab = y_a^b / r_a`` with ``y_a = e^{s a}``:
@@ -113,14 +114,15 @@ def weights_rank(model: MultiHeadAttention, head: int = 1) -> WeightsRank | None
     if model.mask is not None:
         return None
     n, n_kv = model.dims.n, model.n_kv
-    if model.causal and not model.cross:
-        return WeightsRank(n, True, (
+    full = Min(n, n_kv) if model.cross else n
+    if model.causal:
+        return WeightsRank(full, True, (
             "with the causal mask, A_i is lower triangular: the weight of key b > a is exactly 0;",
-            "its diagonal entries e^{s_aa} / sum_{b <= a} e^{s_ab} are positive, so det A_i > 0;",
-            f"so rank A_i = n = {n} for every input (the logits' rank <= d_k does not pass through the "
+            "its diagonal entries e^{s_aa} / sum_{b <= a} e^{s_ab} are positive, so the leading "
+            f"{full} x {full} block has a positive determinant;",
+            f"so rank A_i = {full} for every input (the logits' rank <= d_k does not pass through the "
             "entry-wise softmax).",
         ), {})
-    full = Min(n, n_kv) if model.cross else n
     reasoning = (
         "take token a's first coordinate a (a = 0..n-1)" + (", key b of Y at b" if model.cross else "")
         + f", and W_Q^{head} = W_K^{model.kv_index(head)} = E_11, every other weight 0;",
@@ -166,7 +168,7 @@ def certified_weights_rank(model: MultiHeadAttention, rank: int, head: int = 1, 
         s = to_arb(scale) / 1024
         out = flint.arb_mat(n, n_kv)
         for a in range(n):
-            keys = range(a + 1) if model.causal and not model.cross else range(n_kv)
+            keys = range(min(a + 1, n_kv)) if model.causal else range(n_kv)
             e = {b: (s * scores[a][b]).exp() for b in keys}
             total = sum(e.values(), flint.arb(0))
             for b, value in e.items():
