@@ -94,3 +94,13 @@ def test_the_ball_certificate_uses_the_causal_mask():
     causal = MultiHeadAttention(n=4, d_model=1, h=1, causal=True)
     assert certified_weights_rank(causal, 4).excludes_zero
     assert not certified_weights_rank(causal.replace_options(causal=False), 4).excludes_zero
+
+
+def test_bad_arguments_are_named():
+    model = MultiHeadAttention(n=3, d_model=4, h=2)
+    with pytest.raises(InputError, match="weights_rank takes a MultiHeadAttention, got NoneType"):
+        weights_rank(None)
+    with pytest.raises(InputError, match=r"head must be one of 1..2 \(heads are numbered from 1\), got 5"):
+        weights_rank(model, 5)
+    with pytest.raises(InputError, match="got 0"):
+        certified_weights_rank(model, 3, head=0)

@@ -108,9 +108,19 @@ def vandermonde_instance(model: MultiHeadAttention, head: int = 1) -> dict[str, 
     return out
 
 
+def _check_head(model: Any, head: Any, caller: str) -> None:
+    """A clear error for a model that is not one, or a head it does not have."""
+    if not isinstance(model, MultiHeadAttention):
+        raise InputError(f"{caller} takes a MultiHeadAttention, got {type(model).__name__}")
+    h = model.dims.h
+    if isinstance(head, bool) or not isinstance(head, int) or head < 1 or (h.is_Integer and head > int(h)):
+        raise InputError(f"{caller}: head must be one of 1..{h} (heads are numbered from 1), got {head!r}")
+
+
 def weights_rank(model: MultiHeadAttention, head: int = 1) -> WeightsRank | None:
     """The rank of head ``head``'s attention weights, proven (module docstring); ``None`` for a key-padding or
     additive mask, whose rank depends on the mask."""
+    _check_head(model, head, "weights_rank")
     if model.mask is not None:
         return None
     n, n_kv = model.dims.n, model.n_kv
@@ -146,6 +156,7 @@ def certified_weights_rank(model: MultiHeadAttention, rank: int, head: int = 1, 
     with entries in {-1, 0, 1} / 32; the scores are exact integers over 32^2, scaled by the model's scale and
     exponentiated in ball arithmetic (the causal mask gives exact zeros), and an ``rank x rank`` minor's
     determinant ball must exclude 0. Nothing is rounded without its error bound."""
+    _check_head(model, head, "certified_weights_rank")
     D = model.dims
     if not D.is_concrete or model.mask is not None or (model.cross and not getattr(model.n_kv, "is_Integer", False)):
         raise InputError("certified_weights_rank needs concrete sizes and no key-padding or additive mask, got "
