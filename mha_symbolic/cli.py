@@ -242,7 +242,9 @@ def cmd_ranks(args: argparse.Namespace) -> int:
     claims = [softmax_rank_counterexample(), multihead_rank_comparison(), low_rank_bottleneck(3, 3),
               low_rank_bottleneck(4, 2)]
     if args.json:
-        print(json.dumps({**_model_keys(n, d, h), "rows": [r.as_dict() for r in report],
+        from .attention import MultiHeadAttention
+
+        print(json.dumps({**_model_keys(MultiHeadAttention(n=n, d_model=d, h=h)), "rows": [r.as_dict() for r in report],
                           "claims": [{"statement": c.statement, "verdict": c.verdict, "kind": c.kind,
                                       "reasoning": list(c.reasoning)} for c in claims]}, indent=1, default=str))
     else:
@@ -257,14 +259,13 @@ def cmd_ranks(args: argparse.Namespace) -> int:
     return 1 if any("CONTRADICTION" in r.verdict for r in report) else 0
 
 
-def _model_keys(n: int, d: int, h: int, model: Any = None) -> dict[str, Any]:
-    """The keys every ``ranks --json`` object starts with, plain or a variant: the model and its sizes and
-    options (``null`` where the option is off)."""
-    if model is None:
-        return {"model": f"MultiHeadAttention(n={n}, d_model={d}, h={h})", "n": n, "d_model": d, "h": h,
-                "kv_heads": None, "n_kv": None, "mask": None, "causal": False}
-    return {"model": str(model), "n": n, "d_model": d, "h": h, "kv_heads": model.kv_heads,
-            "n_kv": int(model.n_kv) if model.cross else None, "mask": model.mask, "causal": model.causal}
+def _model_keys(model: Any) -> dict[str, Any]:
+    """The keys every ``ranks --json`` object starts with, plain or a variant: the model, its sizes and its
+    options (``null`` where an option is off)."""
+    D = model.dims
+    return {"model": str(model), "n": int(D.n), "d_model": int(D.d_model), "h": int(D.h),
+            "kv_heads": model.kv_heads, "n_kv": int(model.n_kv) if model.cross else None, "mask": model.mask,
+            "causal": model.causal}
 
 
 def _variant_ranks(args: argparse.Namespace) -> int:
@@ -281,7 +282,7 @@ def _variant_ranks(args: argparse.Namespace) -> int:
     proof = variant_rank_bounds(model)
     rows = proof.result["rows"]
     if args.json:
-        print(json.dumps({**_model_keys(n, d, h, model), "statement": proof.statement, "verified": proof.verified,
+        print(json.dumps({**_model_keys(model), "statement": proof.statement, "verified": proof.verified,
                           "bounds": {k: str(v) for k, v in proof.result["bounds"].items()},
                           "rows": [r.as_dict() for r in rows]}, indent=1, default=str))
     else:
