@@ -59,6 +59,11 @@ def test_every_readme_command_runs(tmp_path, capsys, monkeypatch):
             a = a.strip("[]").split("|")[0]  # a synopsis: its first alternative
             args.append({"tutorial.md": str(tutorial), "FILE...": str(tutorial), "out/": str(tmp_path / "out")}
                         .get(a, a))
+        if "--help" in args:  # argparse prints the help and exits 0
+            with pytest.raises(SystemExit) as stop:
+                main(args)
+            assert stop.value.code == 0 and "usage: mha-symbolic" in capsys.readouterr().out
+            continue
         code = main(args)
         out = capsys.readouterr()
         assert "Traceback" not in out.err
