@@ -86,15 +86,21 @@ class Budget:
                 raise InputError(f"Budget: {name} must be a positive number or None, got {value!r}")
 
 
+#: The clock every budget in this process is measured with (the parent's side: when a worker's answer is late).
+#: Tests of the limits replace it with a clock they move themselves, so that no test waits on, or depends on,
+#: the real time or the machine's load.
+clock: Callable[[], float] = time.monotonic
+
+
 class Deadline:
     """A point in time a job must finish by (``None`` seconds: never); checked cooperatively."""
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
-        self._end = None if seconds is None else time.monotonic() + seconds
+        self._end = None if seconds is None else clock() + seconds
 
     def remaining(self) -> float | None:
-        return None if self._end is None else self._end - time.monotonic()
+        return None if self._end is None else self._end - clock()
 
     def expired(self) -> bool:
         left = self.remaining()
@@ -159,7 +165,7 @@ def _read_exactly(fd: int, size: int, end: float | None) -> bytes | None:
     """``size`` bytes from ``fd``, or None at end of file; raises TimeoutError past ``end``."""
     chunks, got = [], 0
     while got < size:
-        wait = None if end is None else end - time.monotonic()
+        wait = None if end is None else end - clock()
         if wait is not None and wait <= 0:
             raise TimeoutError
         ready, _, _ = select.select([fd], [], [], wait)
@@ -219,7 +225,7 @@ class _Worker:
         self.pid, self.requests, self.results, self.alive = pid, req_w, res_r, True
 
     def run(self, seconds: float | None, job: bytes) -> tuple[str, Any]:
-        end = None if seconds is None else time.monotonic() + seconds
+        end = None if seconds is None else clock() + seconds
         answered = False
         try:
             _write_frame(self.requests, job)
@@ -308,7 +314,7 @@ def _one_off(seconds: float | None, memory: int | None, fn: Callable[..., Any], 
     os.close(write_fd)
     answered = False
     try:
-        frame = _read_frame(read_fd, None if seconds is None else time.monotonic() + seconds)
+        frame = _read_frame(read_fd, None if seconds is None else clock() + seconds)
         answered = True
     except TimeoutError:
         frame = None
