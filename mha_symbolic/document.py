@@ -87,7 +87,7 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
     if isolate is None:
         isolate = os.environ.get("MHA_CHECK_IN_PROCESS") != "1"
     if not isolate or not can_isolate():
-        return check_document(text, name, seconds_per_fragment, Deadline(timeout), progress)
+        return _check(text, name, seconds_per_fragment, timeout, progress)
     # the hard limit leaves the document's own deadline time to report the pieces it did not reach
     hard = None if timeout is None else timeout + (seconds_per_fragment or 0) + 5
     try:
@@ -103,4 +103,8 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
 
 def _check(text: str, name: str, seconds_per_fragment: float | None, timeout: float | None,
            progress: bool) -> Report:
-    return check_document(text, name, seconds_per_fragment, Deadline(timeout), progress)
+    from .parse.prediction_cache import save
+
+    report = check_document(text, name, seconds_per_fragment, Deadline(timeout), progress)
+    save()  # the parser's prediction cache, for the next process (see mha_symbolic.parse.prediction_cache)
+    return report

@@ -12,6 +12,11 @@ SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 # Under mutation testing (mutmut sets MUTANT_UNDER_TEST), documents are checked in the test's own process: mutmut
 # records which tests reach which function in-process only, so work done in the checker's forked worker would
 # never count, and no checker test would run against a mutant of the engine it calls.
+# The LaTeX parser's prediction cache (mha_symbolic.parse.prediction_cache) is off for the suite: no test writes
+# to the user's cache, and every test starts from the same cold parser (tests/test_prediction_cache.py turns it on
+# in directories of its own and shows that it changes no result).
+os.environ["MHA_CACHE_DIR"] = "off"
+
 if "MUTANT_UNDER_TEST" in os.environ:
     os.environ["MHA_CHECK_IN_PROCESS"] = "1"
 

@@ -436,6 +436,9 @@ class _Reader:
         from latex2sympy2_extended.latex2sympy2 import ConversionConfig
         from latex2sympy2_extended.math_normalization import NormalizationConfig
 
+        from .prediction_cache import warm
+
+        warm()
         variables = {k: MatrixSymbol(k, *v.shape) if getattr(v, "is_Matrix", False) else Symbol(k)
                      for k, v in self.placeholders.items() if k in text}
         config = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
