@@ -161,6 +161,22 @@ def test_the_package_imports_lazily_and_its_star_import_shadows_no_sympy_name():
     assert isinstance(mha_symbolic.latex, types.ModuleType) and isinstance(mha_symbolic.softmax, types.ModuleType)
 
 
+def test_checking_a_markdown_paragraph_imports_only_what_it_uses():
+    """`check` of a short ASCII Markdown document imports no notebook reader (nbformat), no mojibake repair (ftfy)
+    and none of the rank engine's sweeps, proofs of rank or plots (counted in sys.modules, not timed)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom mha_symbolic.document import check_text\n"
+             "r = check_text('With $n = 2$ and $d_k = 4 / 2 = 2$.\\n', name='a.md', isolate=False)\n"
+             "assert [f.status for f in r.findings] == ['given', 'correct'], r.findings\n"
+             "print(sorted(m for m in ('nbformat', 'ftfy', 'mha_symbolic.rank.sweep', 'mha_symbolic.rank.witness', "
+             "'mha_symbolic.statements.ranks', 'matplotlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_ranks_json_has_one_schema_for_plain_and_variant_models(capsys):
     """`ranks --causal --json` printed other top-level keys than `ranks --json`; both now start with the model,
     its sizes and its options, and their rows have the same keys."""

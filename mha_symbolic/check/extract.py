@@ -64,7 +64,6 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import nbformat
 from markdown_it.token import Token
 from pylatexenc.latexwalker import LatexEnvironmentNode, LatexMacroNode, LatexWalker
 
@@ -352,6 +351,8 @@ def _notebook_data(src: str, name: str, strict: bool) -> dict[str, Any] | None:
     if not isinstance(data, dict) or not (isinstance(data.get("cells"), list) or "worksheets" in data):
         return {} if strict else None  # valid JSON but no notebook: nothing to read
     try:
+        import nbformat  # only for notebooks: its JSON-schema machinery costs every Markdown check its start-up
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             notebook = nbformat.reads(src, as_version=4, capture_validation_error={})

@@ -24,9 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ftfy import fix_text
-from ftfy.badness import badness, is_bad
-
 __all__ = ["Repair", "repair_encoding"]
 
 _CODECS = ("mac_roman", "cp1252", "latin-1")
@@ -46,6 +43,11 @@ class Repair:
 
 def repair_encoding(text: str) -> Repair:
     """Detect mojibake and undo it (exact codec round trip first, ftfy otherwise)."""
+    if text.isascii():  # mojibake is made of non-ASCII characters: nothing to detect (and ftfy is not imported)
+        return Repair(text, None)
+    from ftfy import fix_text
+    from ftfy.badness import badness, is_bad
+
     if not is_bad(text):
         return Repair(text, None)
     before = badness(text)

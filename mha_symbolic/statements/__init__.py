@@ -6,18 +6,8 @@ model's mathematics (its scale, convention, head widths...) changes what the eng
 
 from __future__ import annotations
 
-from ._base import Statement, generic_instance
-from .counts import CountStatement
-from .formulas import FormulaStatement, ReadingsAgree
-from .masks import MaskedWeights, VariantRankStatement
-from .proofs import CostStatement, Informal, ProofStatement
-from .ranks import RankComparison, RankOf, RankStatement
-from .statistics import ScoreStatistic, score_moments
-from .values import DimensionStatement, HeadsDiffer, ReadsWholeInput, ShapeStatement, StatedShapes, ValueStatement
-from .verdict import BASES, VERDICTS, Verdict
+import lazy_loader
 
-__all__ = ["Verdict", "VERDICTS", "BASES", "Statement", "generic_instance", "DimensionStatement",
-           "ShapeStatement", "ValueStatement", "StatedShapes", "ReadsWholeInput", "HeadsDiffer", "RankStatement",
-           "RankOf", "RankComparison", "FormulaStatement", "ReadingsAgree",
-           "ScoreStatistic", "score_moments", "ProofStatement", "CostStatement", "CountStatement", "Informal",
-           "MaskedWeights", "VariantRankStatement"]
+# each name is imported from its submodule when first used (lazy_loader, reading __init__.pyi beside this file):
+# the document checker needs ``_base`` alone, and importing the rank engine with it would slow every ``check``
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

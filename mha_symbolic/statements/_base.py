@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sympy import Abs, ImmutableMatrix, N, Rational
 
 from ..errors import InputError
@@ -47,6 +46,8 @@ def generic_instance(model: MultiHeadAttention, seed: int = 0) -> dict[str, Any]
     D = model.dims
     if not D.is_concrete:
         raise InputError(f"a generic instance needs concrete sizes, got {D}")
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     for key, value in model.inputs.items():
