@@ -13,6 +13,12 @@ the modules, never a function of the same name.
 
 Heads are numbered from 1 everywhere (``head_1 .. head_h`` in the steps, in circuits, in the CLI's tables and
 in JSON), as in the papers; layers of a checkpoint are numbered from 0, as in its tensor names.
+
+The number of (query) heads is ``h`` everywhere the package names it itself: ``MultiHeadAttention(h=...)``,
+``Dims``, derivations and every JSON key; on the command line it is ``--heads`` (``-h`` is help; ``ranks``
+also accepts ``--num-heads``, the same option). Only the loaders of torch and Hugging Face weights
+(``from_pytorch``, ``from_state_dict``, ``circuit_ranks``) take ``num_heads=``, the name those libraries use
+(``nn.MultiheadAttention(embed_dim, num_heads)``), so code written for them reads the same.
 """
 
 from __future__ import annotations

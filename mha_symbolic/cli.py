@@ -323,7 +323,7 @@ def _weight_ranks(args: argparse.Namespace) -> int:
             X = np.load(args.input, allow_pickle=False)
         except (OSError, ValueError) as e:
             raise InputError(f"--input {args.input}: not a readable .npy array of numbers ({e})") from None
-    found = circuit_ranks(args.weights, layout=args.layout, layers=wanted, num_heads=args.num_heads,
+    found = circuit_ranks(args.weights, layout=args.layout, layers=wanted, num_heads=args.heads,
                           X=X, n=args.input_n, seed=args.seed, executor=executor)
     if _interactive():  # one layer at a time is read from the file; the bar counts layers
         from tqdm import tqdm
@@ -468,7 +468,7 @@ def _conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
              "check": [("json", "format")],
              "ranks": [("sweep", "n"), ("sweep", "d_model"), ("sweep", "heads"), ("weights", "sweep"),
                        ("scheduler", "sweep"), ("input", "input_n"),
-                       ("weights", "n"), ("weights", "d_model"), ("weights", "heads"),
+                       ("weights", "n"), ("weights", "d_model"),
                        *[(a, b) for a in ("sweep", "weights") for b in ("kv_heads", "n_kv", "mask", "causal")]]}
     for a, b in pairs.get(args.command, []):
         if given(a) and given(b):
@@ -522,7 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ranks", help="proven rank bounds vs certified ranks; counterexamples; sweeps")
     p.add_argument("--n", type=int, help="tokens (with --d-model and --heads; default 8, 4, 2)")
     p.add_argument("--d-model", type=int, help="model width")
-    p.add_argument("--heads", type=int, help="number of heads")
+    p.add_argument("--heads", "--num-heads", dest="heads", type=_bounded_int(1, 4096), default=None,
+                   help="number of query heads h (with --weights: per layer, default from config.json beside the "
+                        "file; --num-heads is the same option)")
     p.add_argument("--sweep", action="store_true", help="the default grid (n 2..64, d_model 4..64, h | d_model)")
     p.add_argument("--kv-heads", type=_bounded_int(1, 4096), default=None,
                    help="grouped-query attention: bounds and witness with g key/value heads")
@@ -539,8 +541,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="how the checkpoint names its attention weights (default: detected from the keys)")
     p.add_argument("--layers", type=int, nargs="+", default=None, help="only these layers (default: all)")
-    p.add_argument("--num-heads", type=_bounded_int(1, 4096), default=None,
-                   help="query heads per layer (default: config.json beside the file)")
     p.add_argument("--input-n", type=_bounded_int(1, 64), default=None,
                    help="also certify the logits and Concat ranks on a generated n x d_model input")
     p.add_argument("--input", metavar="X.npy", default=None,

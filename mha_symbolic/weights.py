@@ -282,6 +282,10 @@ def read_config(path: str | Path) -> dict[str, int]:
     return out
 
 
+#: the command line's option for each head count of the loaders
+_FLAG = {"num_heads": "heads", "kv_heads": "kv-heads"}
+
+
 def resolve(weights: Any, layout: str | None = None, num_heads: int | None = None, kv_heads: int | None = None
             ) -> tuple[TensorSource, str, int | None, int | None]:
     """The source, its layout (detected when ``None``) and the head counts (from a ``config.json`` beside a file
@@ -293,7 +297,8 @@ def resolve(weights: Any, layout: str | None = None, num_heads: int | None = Non
             stated = config.get(label)
             if given is not None and stated is not None and given != stated:
                 raise InputError(f"{label}={given} contradicts {Path(source.path).with_name('config.json')}, which "
-                                 f"says {stated}; leave {label} out to use the configuration's")
+                                 f"says {stated}; leave {label} out (on the command line, --{_FLAG[label]}) to use "
+                                 "the configuration's")
         num_heads = num_heads if num_heads is not None else config.get("num_heads")
         kv_heads = kv_heads if kv_heads is not None else config.get("kv_heads")
     layout = detect_layout(source.keys()) if layout is None else layout
@@ -303,8 +308,8 @@ def resolve(weights: Any, layout: str | None = None, num_heads: int | None = Non
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise InputError(f"{label} must be a positive integer, got {v!r}")
     if layout != "transformerlens" and num_heads is None:
-        raise InputError(f"layout {layout!r} does not store the number of heads: pass num_heads "
-                         "(or put a config.json with num_attention_heads beside the file)")
+        raise InputError(f"layout {layout!r} does not store the number of heads: pass num_heads (on the command "
+                         "line, --heads), or put a config.json with num_attention_heads beside the file")
     return source, layout, num_heads, kv_heads
 
 

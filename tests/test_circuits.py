@@ -162,14 +162,14 @@ def test_ranks_cli_with_weights(tmp_path, capsys):
     pytest.importorskip("safetensors")
     path = tmp_path / "model.safetensors"
     _deficient_model(path)
-    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--json"]) == 0
+    assert main(["ranks", "--weights", str(path), "--heads", "3", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [[h["qk_rank"] for h in layer["heads"]] for layer in data["layers"]] == [[4, 4, 4], [4, 4, 1]]
-    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--input-n", "4"]) == 0
+    assert main(["ranks", "--weights", str(path), "--heads", "3", "--input-n", "4"]) == 0
     out = capsys.readouterr().out
     assert "1, 4" in out and "5 of 6 heads attain rank d_k in both circuits" in out
     assert main(["ranks", "--weights", str(path)]) == 2  # no config.json: the head count is unknown
-    assert "pass num_heads" in capsys.readouterr().err
+    assert "pass num_heads (on the command line, --heads)" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["ranks", "--weights", str(path), "--sweep"])
     assert "--weights cannot be used with --sweep" in capsys.readouterr().err
@@ -231,7 +231,7 @@ def test_layers_spread_over_a_dask_cluster(tmp_path):
                                   memory_limit="1GiB") as cluster, distributed.Client(cluster) as client:
         spread = list(circuit_ranks(path, num_heads=3, n=5, executor=client))
         # the CLI's --scheduler connects to the same cluster by address
-        assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--json",
+        assert main(["ranks", "--weights", str(path), "--heads", "3", "--json",
                      "--scheduler", cluster.scheduler_address]) == 0
     local = list(circuit_ranks(path, num_heads=3, n=5))
     import pickle
@@ -255,7 +255,7 @@ def test_executor_is_checked_and_an_unreachable_scheduler_is_named(tmp_path, cap
         with pytest.raises(InputError, match=r"no layer \[7\]"):
             list(circuit_ranks(path, num_heads=3, executor=pool, layers=[7]))
     pytest.importorskip("distributed")
-    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--scheduler", "tcp://127.0.0.1:9",
+    assert main(["ranks", "--weights", str(path), "--heads", "3", "--scheduler", "tcp://127.0.0.1:9",
                  "--connect-timeout", "1"]) == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
 
@@ -266,13 +266,13 @@ def test_ranks_cli_on_a_given_input(tmp_path, capsys):
     _deficient_model(path)
     X = np.outer(np.arange(1.0, 7.0), np.ones(12))  # 6 tokens on one line: every head's logits have rank <= 2
     np.save(tmp_path / "x.npy", X)
-    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--input", str(tmp_path / "x.npy"),
+    assert main(["ranks", "--weights", str(path), "--heads", "3", "--input", str(tmp_path / "x.npy"),
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(h["logits_rank"], h["logits_bound"]) for h in data["layers"][0]["heads"]] == [(2, 4)] * 3
     assert data["layers"][0]["n"] == 6
     (tmp_path / "bad.npy").write_text("not numpy")
-    assert main(["ranks", "--weights", str(path), "--num-heads", "3", "--input", str(tmp_path / "bad.npy")]) == 2
+    assert main(["ranks", "--weights", str(path), "--heads", "3", "--input", str(tmp_path / "bad.npy")]) == 2
     assert "not a readable .npy array" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["ranks", "--weights", str(path), "--input", "x.npy", "--input-n", "4"])

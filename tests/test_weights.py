@@ -255,7 +255,7 @@ def test_bfloat16_and_nan_in_a_safetensors_file(tmp_path):
         from_state_dict(tmp_path / "nan.safetensors", num_heads=2)
 
 
-def test_a_head_count_that_contradicts_config_json_is_an_error_naming_both(tmp_path):
+def test_a_head_count_that_contradicts_config_json_is_an_error_naming_both(tmp_path, capsys):
     """`ranks --weights FILE --num-heads 3` on a 2-head checkpoint certified "6 of 6 heads attain d_k"."""
     import json
 
@@ -272,7 +272,13 @@ def test_a_head_count_that_contradicts_config_json_is_an_error_naming_both(tmp_p
     with pytest.raises(InputError, match=r"num_heads=3 contradicts .*config.json, which says 2"):
         resolve(str(path), num_heads=3)
     assert resolve(str(path), num_heads=2)[2] == 2 and resolve(str(path))[2] == 2
-    assert main(["ranks", "--weights", str(path), "--num-heads", "3"]) == 2
+    assert main(["ranks", "--weights", str(path), "--num-heads", "3"]) == 2  # --num-heads: another name of --heads
+    assert main(["ranks", "--weights", str(path), "--heads", "3"]) == 2
+    assert "num_heads=3 contradicts" in capsys.readouterr().err
+    assert main(["ranks", "--weights", str(path), "--heads", "2", "--json"]) == 0
+    assert main(["ranks", "--weights", str(path), "--num-heads", "2", "--json"]) == 0
+    first, second = capsys.readouterr().out.split("\n{", 1)
+    assert json.loads(first) == json.loads("{" + second) and len(json.loads(first)["layers"][0]["heads"]) == 2
     (tmp_path / "config.json").write_text("[]")
     with pytest.raises(InputError, match="not a model configuration"):
         resolve(str(path))
