@@ -39,7 +39,7 @@ from sympy import ImmutableMatrix, sqrt
 
 from ._convert import as_sympy
 from .dims import dimension_symbol
-from .errors import InputError
+from .errors import InputError, require
 from .formulas import standard_formulas
 from .heads import HeadMatrix
 from .latex import NOTATIONS, dimension_latex, escape_text, latex, terminating_decimal
@@ -163,6 +163,9 @@ class Derivation:
         The heads are one general head ``i`` (and key/value head ``j``) whatever ``h`` is, so a derivation at
         real sizes stays a few pages; ``every_head=True`` writes each head (a worked example's values)."""
         _check(notation, transpose)
+        from .attention import MultiHeadAttention
+
+        require(model, MultiHeadAttention, "Derivation.general's model", "a MultiHeadAttention")
         D = model.dims
         # every head is written once, as a general head i (and key/value head j = j(i)), whatever h is: the steps
         # come from the model with symbolic sizes, their shapes from this model's sizes
@@ -241,6 +244,9 @@ class Derivation:
                      decimals: int | None = None) -> Derivation:
         """Every step of a worked example with its exact (or rounded) matrix."""
         _check(notation, transpose)
+        from .examples import Example
+
+        require(example, Example, "Derivation.from_example's example", "an Example (mha_symbolic.example(name))")
         E = example.evaluate()
         model = E.model
         d = cls.general(model, notation, transpose, title=example.title, every_head=True)

@@ -35,7 +35,7 @@ from typing import Any
 from sympy import Basic, Eq, Expr, Integer, Symbol, Tuple, expand, simplify
 
 from ._convert import as_sympy
-from .errors import DimensionError
+from .errors import DimensionError, require
 from .latex import LatexReprMixin
 
 __all__ = ["Dims", "dimension_symbol", "DIMENSION_NAMES"]
@@ -138,6 +138,7 @@ class Dims(LatexReprMixin, Basic):
         else:
             dv = _as_dimension("d_v", d_v)
         if relations is not None:
+            require(relations, (list, tuple, Tuple), "Dims relations", "a list or tuple of equations")
             rels = [as_sympy(r, "Dims relations") for r in relations]
         return Basic.__new__(cls, n_, dm, h_, dk, dv, Tuple(*rels))
 

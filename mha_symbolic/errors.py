@@ -23,6 +23,7 @@ __all__ = [
     "ParseError",
     "SizeLimitError",
     "MaskError",
+    "require",
 ]
 
 
@@ -52,3 +53,18 @@ class SizeLimitError(MHASymbolicError):
 
 class MaskError(InputError):
     """A mask leaves a row of the attention weights with no key to attend to (softmax of an empty row)."""
+
+
+def require(value: object, kind: type | tuple[type, ...], where: str, wanted: str | None = None) -> None:
+    """Raise an :class:`InputError` naming the parameter (``where``) unless ``value`` is of ``kind``: the
+    package's error for a wrong type at a public call, instead of an ``AttributeError`` deep inside it.
+
+    >>> require(None, str, "example's name", "the name of an example")
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.InputError: example's name must be the name of an example, got NoneType
+    """
+    if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
+                                                                                else (kind,)):
+        names = wanted or " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise InputError(f"{where} must be {names}, got {type(value).__name__}")

@@ -49,7 +49,7 @@ from ._shape import check_matmul, check_result
 from ._text import shape_text
 from .concat import Concat
 from .dims import Dims
-from .errors import DimensionError, InputError, MaskError, MHASymbolicError, ShapeError, SizeLimitError
+from .errors import DimensionError, InputError, MaskError, MHASymbolicError, ShapeError, SizeLimitError, require
 from .scaling import ScaledScores
 from .softmax import Softmax, explicit_softmax
 from .values import to_head_list, to_head_vectors, to_mask, to_matrix
@@ -114,6 +114,7 @@ def estimate_terms(dims: Any, symbolic_entries: bool = False, n_kv: Any = None) 
     >>> estimate_terms(Dims(8, 4, 2))
     10240
     """
+    require(dims, Dims, "estimate_terms's dims", "a Dims (model.dims)")
     n, dm, h, dk, dv = (int(x) for x in dims.args[:5])
     keys = n if n_kv is None else int(n_kv)
     terms = n * keys**2 * h * dv * (dm + 1)
@@ -208,6 +209,9 @@ def evaluate(model: MultiHeadAttention, X: Any = None, W_Q: Any = None, W_K: Any
     given_steps : ``{step name: matrix}`` -- values taken as given (e.g. a document's assumed
         head output) instead of computed; later steps are computed from them
     """
+    from .attention import MultiHeadAttention
+
+    require(model, MultiHeadAttention, "evaluate's model", "a MultiHeadAttention")
     if max_terms is not None and (isinstance(max_terms, bool) or not isinstance(max_terms, (int, np.integer))
                                   or max_terms < 1):
         raise InputError(f"max_terms must be a positive integer or None, got {max_terms!r}")

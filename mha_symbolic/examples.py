@@ -34,7 +34,7 @@ from typing import Any
 from sympy import eye
 
 from .attention import MultiHeadAttention
-from .errors import InputError
+from .errors import InputError, require
 from .evaluation import Evaluation
 from .names import DEFAULT_EXAMPLE
 
@@ -124,6 +124,7 @@ EXAMPLES: dict[str, Example] = {
 
 def example(name: str = DEFAULT_EXAMPLE) -> Example:
     """The named example; the error lists the names that exist."""
+    require(name, str, "example's name", "the name of an example (a str)")
     try:
         return EXAMPLES[name]
     except KeyError:

@@ -107,6 +107,14 @@ def stable_softmax(x: np.ndarray, causal: bool = False, overwrite: bool = False,
     >>> stable_softmax(np.zeros((1, 3)), keep=np.array([[1, 0, 1]])).tolist()
     [[0.5, 0.0, 0.5]]
     """
+    if not isinstance(x, np.ndarray) or x.ndim == 0:
+        x = _array("stable_softmax's x", x, finite=False)
+        if x.ndim == 0:
+            raise InputError("stable_softmax's x must have at least one axis (the softmax runs over the last)")
+        overwrite = True  # a new array: nothing of the caller's to keep
+    if x.shape[-1] == 0:
+        raise InputError(f"stable_softmax's x has no entries along its last axis (shape {x.shape}): a softmax "
+                         "needs at least one")
     masks = []
     if causal:
         rows, cols = x.shape[-2:]
@@ -745,6 +753,9 @@ def _heads(name: str, value: Any, vectors: bool = False, finite: bool = True) ->
             raise InputError(f"{name} must be a list of per-head arrays or one array of shape {layout}; "
                              f"got shape {arr.shape}")
         items = list(arr)
+    if not items:
+        raise InputError(f"{name} has no heads: give one {'vector' if vectors else 'matrix'} per head (a list of h "
+                         f"arrays, or one array of shape {'(h, width)' if vectors else '(h, rows, cols)'})")
     for k, a in enumerate(items, start=1):
         if a.ndim != (1 if vectors else 2):
             raise InputError(f"{name}[{k}] must be {'a vector' if vectors else 'a matrix'}, got shape {a.shape}")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, require
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
@@ -139,6 +139,10 @@ def singular_value_spectra(E: Evaluation, path: Any = None, tol: float = 1e-12) 
     The bars are numerical (floating-point SVD, shown as a picture, not a verdict); the dashed
     line is the bound proven by :func:`~mha_symbolic.rank.rank_bound`.
     """
+
+    from .evaluation import Evaluation
+
+    require(E, Evaluation, "singular_value_spectra's E", "an Evaluation (model.evaluate(...))")
     from .rank import rank_bound
 
     model = E.model

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .attention import MultiHeadAttention
-from .errors import InputError
+from .errors import InputError, require
 from .numeric import NumericMHA, stable_softmax
 
 if TYPE_CHECKING:
@@ -253,6 +253,10 @@ def from_pytorch(in_proj_weight: Any, in_proj_bias: Any = None, out_proj_weight:
 def from_layer(layer: LayerWeights, batch_first: bool = True) -> PyTorchMHA:
     """A callable model from one checkpoint layer (:mod:`mha_symbolic.weights`); key/value heads shared by
     several query heads (grouped-query attention) are repeated, which computes the same function."""
+
+    from .weights import LayerWeights
+
+    require(layer, LayerWeights, "from_layer's layer", "a LayerWeights (from mha_symbolic.weights.load_weights)")
     h, E, dk, dv = layer.heads, layer.d_model, layer.d_k, layer.d_v
     if dk != dv:
         raise InputError(f"layer {layer.layer} has d_k = {dk} and d_v = {dv}; the numeric model needs d_k = d_v")

@@ -15,6 +15,7 @@ from sympy import (
     MatrixSymbol,
     Number,
     Symbol,
+    log,
     simplify,
 )
 
@@ -195,11 +196,38 @@ def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str
                 _balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]):
             holds = True  # 0.2119 + 0.5761 + 0.2119 = 1: rounded terms, whose exact sum may well be 1
         if holds is False:
+            base = _other_log_base(a, b, op, places, tex[k] + tex[k + 1])
+            if base is not None:
+                return ("unchecked", f"{tex[k]} {_OPS.get(op, op)} {tex[k + 1]} holds if \\log is base {base}, "
+                        f"not with the natural logarithm ({shown(a, places)} and {shown(b, places)}); the document "
+                        "does not say which it means", None, "")
             return ("wrong", f"{tex[k]} = {shown(a, places)} and {tex[k + 1]} = {shown(b, places)}: "
                     f"'{_OPS.get(op, op)}' does not hold", shown(a, places), basis)
     if given_if:
         return "given", "sets " + " = ".join(tex), None, ""
     return "correct", " ".join(f"{t} = {shown(v)};" for t, v in zip(tex, values, strict=True))[:200], None, basis
+
+
+#: a logarithm written without its base (read as natural, the convention of the field)
+_BARE_LOG = re.compile(r"\\(?:log|mathrm\{log\}|operatorname\{log\})(?![A-Za-z])(?!\s*_)")
+
+
+def _other_log_base(a: Any, b: Any, op: str, places: int | None, tex: str) -> int | None:
+    """The base (2 or 10) in which a relation written with a bare ``\\log`` holds when it fails with the natural
+    logarithm (``\\log 8 = 3`` in bits): the notation has several readings, and a statement true in one of them
+    is not called wrong."""
+    if not _BARE_LOG.search(tex):
+        return None
+    for base in (2, 10):
+        def rebased(e: Any, base: int = base) -> Any:
+            return e.replace(log, lambda x, *rest: log(x, *rest) if rest else log(x) / log(base)) \
+                if hasattr(e, "replace") else e
+        try:
+            if _holds(rebased(a), rebased(b), op, places):
+                return base
+        except (TypeError, ValueError, MHASymbolicError):
+            continue
+    return None
 
 
 def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:

@@ -192,6 +192,10 @@ def _normalise(text: str) -> str:
     t = re.sub(r"\\(?:operatorname|text|textrm|mathrm|rm)\s*\{", r"\\mathrm{", t)
     t = re.sub(r"\\mathrm\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "") + "}", t)
     t = re.sub(r"\\(?:,|;|:|!|quad|qquad)|~", " ", t)
+    # \log without a base is the natural logarithm, as everywhere in machine learning (latex2sympy reads base 10);
+    # a base is written as one: \log_2, \log_{10}
+    t = re.sub(r"\\(?:log|mathrm\{log\}|mathrm\{ln\})(?![A-Za-z])(?!\s*_)", r"\\ln", t)
+    t = re.sub(r"\\log\s*_\s*([0-9A-Za-z])", r"\\log_{\1}", t)  # \log_2 8: the base braced, as the grammar needs
     # a lone d is a size (d = d_model), not latex2sympy's differential: "3 \cdot d \cdot p" is not 3 * dcdot * p
     return re.sub(r"(?<![\\A-Za-z{_^])d(?![A-Za-z_{}0-9])", "{d}", t)
 

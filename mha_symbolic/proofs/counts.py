@@ -44,7 +44,7 @@ from sympy.matrices.expressions.special import OneMatrix
 
 from ..attention import MultiHeadAttention
 from ..concat import Concat, ConcatHeads
-from ..errors import InputError
+from ..errors import InputError, require
 from ..heads import HeadMatrix
 from ..latex import latex, prose_latex
 from ..scaling import ScaledScores
@@ -159,6 +159,10 @@ def kv_cache_per_token(model: MultiHeadAttention) -> Any:
 
 def parameter_and_flop_counts(model: MultiHeadAttention | None = None) -> Proof:
     """Counts of ``model`` (default: symbolic sizes) and what depends on ``h`` (see the module docstring)."""
+    from ..attention import MultiHeadAttention
+
+    require(model, (MultiHeadAttention, type(None)), "parameter_and_flop_counts's model",
+            "a MultiHeadAttention or None")
     model = MultiHeadAttention() if model is None else model
     D = model.dims
     tie = D.definitions

@@ -63,6 +63,10 @@ def _engine_check(model: MultiHeadAttention, h: int, seed: int = 0) -> bool:
 def head_decomposition(model: MultiHeadAttention | None = None, max_h: int = 8, engine_up_to: int = 3) -> Proof:
     """The three identities above, verified for ``h = 1..max_h`` (block algebra) and by the engine
     evaluating ``model``'s mathematics (its convention, scale and mask) for ``h = 1..engine_up_to``."""
+    from ..attention import MultiHeadAttention
+    from ..errors import require
+
+    require(model, (MultiHeadAttention, type(None)), "head_decomposition's model", "a MultiHeadAttention or None")
     model = MultiHeadAttention() if model is None else model
     n, dm, dk, dv = (dimension_symbol(s) for s in ("n", "d_model", "d_k", "d_v"))
     X = MatrixSymbol("X", n, dm)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from sympy import Matrix, simplify
 
 from ..attention import MultiHeadAttention
-from ..errors import InputError
+from ..errors import InputError, require
 from ._proof import Proof, ProofStep
 
 __all__ = ["two_heads_not_one"]
@@ -39,6 +39,9 @@ __all__ = ["two_heads_not_one"]
 
 def two_heads_not_one(model: MultiHeadAttention | None = None) -> Proof:
     """The argument above, with the numbers computed by ``model`` (``d_model = 2``, ``h = 2``, projection)."""
+    from ..attention import MultiHeadAttention
+
+    require(model, (MultiHeadAttention, type(None)), "two_heads_not_one's model", "a MultiHeadAttention or None")
     model = MultiHeadAttention(n=2, d_model=2, h=2) if model is None else model.bind(
         **{k: v for k, v in (("n", 2), ("d_model", 2), ("h", 2)) if not model.dims.as_dict()[k].is_Integer})
     D = model.dims

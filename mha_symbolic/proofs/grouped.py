@@ -27,7 +27,7 @@ from typing import Any
 from sympy import Eq
 
 from ..attention import MultiHeadAttention
-from ..errors import InputError
+from ..errors import InputError, require
 from ._proof import Proof, ProofStep
 
 __all__ = ["gqa_equals_repeated_kv"]
@@ -46,6 +46,9 @@ def _repeated(mha: MultiHeadAttention, assign: list[int], grouped: MultiHeadAtte
 
 def gqa_equals_repeated_kv(model: MultiHeadAttention) -> Proof:
     """Proof that ``model`` (with ``kv_heads = g``) equals multi-head attention with repeated key/value heads."""
+    from ..attention import MultiHeadAttention
+
+    require(model, MultiHeadAttention, "gqa_equals_repeated_kv's model", "a MultiHeadAttention")
     g = model.kv_heads
     if g is None:
         raise InputError("the model has one key/value head per query head (kv_heads not set): nothing to prove")

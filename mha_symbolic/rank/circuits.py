@@ -47,7 +47,7 @@ from typing import Any
 import flint
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, require
 from ..weights import LayerWeights, TensorSource, layer_numbers, load_weights, resolve
 from .certify import NumericalRank
 
@@ -330,6 +330,9 @@ def _layer_job(source: TensorSource, layout: str, layer: int, num_heads: int | N
 def layer_ranks(w: LayerWeights, X: np.ndarray | None = None) -> LayerRanks:
     """Certified ranks of one layer's circuits (and, with an input ``X``, of each head's logits and of the
     concatenation)."""
+    from ..weights import LayerWeights
+
+    require(w, LayerWeights, "layer_ranks's w", "a LayerWeights (from mha_symbolic.weights.load_weights)")
     rows = []
     for c in circuits(w):
         logits = _logits_rank(w, c.head - 1, X) if X is not None else (None, None)

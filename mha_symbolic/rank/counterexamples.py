@@ -35,7 +35,7 @@ import numpy as np
 from sympy import ImmutableMatrix, Matrix, Rational, eye, log, sqrt, zeros
 
 from ..attention import MultiHeadAttention
-from ..errors import InputError
+from ..errors import InputError, require
 from ..latex import prose_markdown, statement_markdown
 from ..softmax import explicit_softmax
 from ..values import to_matrix
@@ -187,6 +187,9 @@ def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int
     ``m + 1``).  At ``d_k = m - 1`` the argument gives nothing (the determinant is affine in ``c``): undecided
     there.  With ``n_kv = 1`` every row of ``P`` is ``[1]``: ``m = 1``, nothing is excluded.
     """
+    from ..attention import MultiHeadAttention
+
+    require(model, (MultiHeadAttention, type(None)), "bottleneck_theorem's model", "a MultiHeadAttention or None")
     from sympy import E, Min, simplify, symbols
 
     from ..proofs import softmax_shift_invariance

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sympy import Abs, ImmutableMatrix, N, Rational
 
-from ..errors import InputError
+from ..errors import InputError, require
 from ..values import to_exact
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ def generic_instance(model: MultiHeadAttention, seed: int = 0) -> dict[str, Any]
     different, ``X`` with distinct rows (equal tokens would force equal attention rows); ``Y`` of
     cross-attention, and a mask (``mask``: a 0/1 key-padding row attending to its first key, or an
     additive matrix) as :meth:`MultiHeadAttention.evaluate` takes them."""
+    from ..attention import MultiHeadAttention
+
+    require(model, MultiHeadAttention, "generic_instance's model", "a MultiHeadAttention")
     D = model.dims
     if not D.is_concrete:
         raise InputError(f"a generic instance needs concrete sizes, got {D}")

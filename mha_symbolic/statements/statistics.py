@@ -36,7 +36,7 @@ from sympy.stats import variance as stats_variance
 
 from ..attention import MultiHeadAttention
 from ..dims import Dims, dimension_symbol
-from ..errors import InputError
+from ..errors import InputError, require
 from ._base import Statement, step_name
 from .verdict import Verdict
 
@@ -59,6 +59,9 @@ def score_moments(model: MultiHeadAttention, which: str = "S'", full_check_up_to
     for a symbolic ``d_k`` (independence lemma) with ``d_k = 1..full_check_up_to`` checked in full by
     ``sympy.stats`` on the explicit entry (0: no full check; the lemma's per-term moments still come from
     ``sympy.stats``)."""
+    from ..attention import MultiHeadAttention
+
+    require(model, MultiHeadAttention, "score_moments's model", "a MultiHeadAttention")
     if which not in ("S", "S'"):
         raise InputError(f"which must be 'S' or \"S'\", got {which!r}")
     general = MultiHeadAttention(Dims(), model.convention, model.causal, model.bias, model.args[4])
