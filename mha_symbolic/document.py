@@ -96,7 +96,7 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
         message = f"the document was not checked: {e}"
     except RuntimeError as e:  # a bug in the checker: reported on this document, the caller's other work goes on
         message = f"the document was not checked: {str(e).splitlines()[0]}"
-    report = Report(name, False, None)
+    report = Report(name, False, None, stopped=message)
     report.findings.append(Finding(1, "", "unchecked", None, message))
     return report
 

@@ -102,3 +102,67 @@ def test_lambdify_with_no_heads_names_the_weights():
         f(np.ones((8, 4)), [], [], [], np.ones((4, 4)))
     with pytest.raises(InputError, match=r"W_K has no heads"):
         f(np.ones((8, 4)), np.ones((2, 4, 2)), np.ones((0, 4, 2)), np.ones((2, 4, 2)), np.ones((4, 4)))
+
+
+# ----- a document costs time linear in its length; one not checked to its end never passes as clean ---------------
+def _paragraph(lines: int, planted_at: int | None = None) -> str:
+    rows = []
+    for k in range(lines):
+        a, b = 2 + k % 89, 3 + k % 71
+        rows.append(f"Step {k}: we have ${a} \\times {b} = {a * b + (k == planted_at)}$ and")
+    return "\n".join(rows) + "\n"
+
+
+def test_reading_a_paragraph_is_linear_in_its_length(monkeypatch):
+    """A paragraph of n statements normalised its whole text for every statement (1,000 formula lines: 761 judged
+    in 51 s). Counted in characters normalised, not timed: 4x the lines must cost about 4x the work."""
+    from mha_symbolic.check import normalise as normalise_module
+    from mha_symbolic.check import prose
+
+    work = [0]
+    real = normalise_module.normalise
+
+    def counting(text: str, *args, **kwargs):
+        work[0] += len(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(prose, "normalise", counting)
+    costs = []
+    for lines in (100, 400):
+        prose._plain.cache_clear()
+        work[0] = 0
+        report = check_text(_paragraph(lines), isolate=False, timeout=None)
+        assert report.counts()["correct"] == lines and report.exit_code == 0
+        costs.append(work[0])
+    assert costs[1] <= 5 * costs[0], costs  # linear: 4x (quadratic was 16x)
+
+
+def test_every_piece_of_a_long_sentence_sees_a_bounded_clause():
+    from mha_symbolic.check.extract import _LONGEST_CLAUSE, extract
+
+    pieces = [p for p in extract(_paragraph(600), "a.md") if p.kind == "math"]
+    assert len(pieces) == 600
+    assert max(len(p.clause) for p in pieces) <= _LONGEST_CLAUSE + 200
+    assert all(p.text in p.clause for p in pieces)
+
+
+def test_a_document_not_checked_to_its_end_exits_3_and_says_so(monkeypatch):
+    """A 10^5-formula document judged 22 formulas and exited 0: a planted error after the budget passed as clean.
+    The clock is injected (each reading one second later), so the budget runs out after a fixed number of pieces."""
+    from mha_symbolic import budget as budget_module
+
+    class Stepping:
+        now = 0.0
+
+        def __call__(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    monkeypatch.setattr(budget_module, "clock", Stepping())
+    report = check_text(_paragraph(40, planted_at=39), isolate=False, timeout=10)
+    assert report.stopped.startswith("the document's time budget of 10 s ran out at line")
+    assert report.exit_code == 3 and report.counts()["wrong"] == 0
+    assert "NOT CHECKED TO THE END" in report.to_table().splitlines()[1]
+    assert report.as_dict()["stopped"] == report.stopped
+    whole = check_text(_paragraph(40, planted_at=39), isolate=False, timeout=None)
+    assert whole.stopped == "" and whole.exit_code == 1  # with the time, the planted error is found

@@ -101,6 +101,9 @@ _MATH_FENCES = {"math", "latex", "tex", "katex"}
 _LISTING_FENCES = {"", "text", "txt", "output", "out", "console", "plaintext", "none"}
 #: a unit of memory or of work written in prose right after inline math ("$2^{30}$ bytes", "$\approx 1.61$ GFLOP")
 _UNIT_AFTER = re.compile(r"[ \u00a0]?(bytes|[KMGT]iB|[kKMGT]B|[kKMGTP]?FLOPs?)(?![\w-])")
+#: the most of a sentence that goes with a piece as its clause (half before it, half after, whole lines): a
+#: "sentence" with no end for pages is not read whole around every piece of it
+_LONGEST_CLAUSE = 2000
 _SENTENCE_END = re.compile(r"(?<![.!?\u0964])[.!?\u0964]+[\"')\]]*(?=\s|$)")  # a run's first mark only: linear
 
 
@@ -186,7 +189,13 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
     ends.sort()
 
     def clause(a: int, b: int) -> str:
-        return content[ends[bisect_right(ends, a) - 1]: ends[bisect_left(ends, b)]].strip()
+        lo, hi = ends[bisect_right(ends, a) - 1], ends[bisect_left(ends, b)]
+        if hi - lo > _LONGEST_CLAUSE:  # no sentence end for pages: the lines around the span, so that every
+            # reader of a piece's sentence sees a bounded text and a paragraph costs time linear in its length
+            lo = max(lo, content.rfind("\n", lo, max(lo, a - _LONGEST_CLAUSE // 2)) + 1)
+            cut = content.find("\n", min(hi, b + _LONGEST_CLAUSE // 2), hi)
+            hi = hi if cut < 0 else cut
+        return content[lo:hi].strip()
 
     pieces: list[Piece] = []
     if heading:

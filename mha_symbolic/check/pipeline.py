@@ -87,6 +87,10 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         doc.paragraph = (counter, where[1])  # and within it, a list item
         doc.line = p.line
         if deadline.expired():
+            if not report.stopped:
+                left = len(pieces) - index
+                report.stopped = (f"the document's time budget of {deadline.seconds:g} s ran out at line {p.line}; "
+                                  f"{left} of its {len(pieces)} pieces were not checked (give more with --timeout)")
             report.findings.append(Finding(p.line, p.text, "unchecked", None, "not checked: the document's time "
                                            f"budget of {deadline.seconds:g} s ran out before this piece",
                                            cell=p.cell, output=p.output))
@@ -805,7 +809,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
                 any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... $n = 4$", "Toy example with"
     solved = {dim_name(parts[0]): int(parts[-1])} if len(parts) > 2 and parts[-1].isdigit() else {}
-    at = re.search(r"\b(?:at|bei)\s+\$\s*" + re.escape(p.text.strip()), p.sentence or "") if p.kind == "math" else None
+    at = re.search(r"\b(?:at|bei)\s+\$\s*" + re.escape(p.text.strip()), clause) if p.kind == "math" else None
     if not sizes and solved and None not in solved and (_CONDITIONAL.search(clause) or at) and \
             any(scopes.model_sizes(doc).get(k or "") not in (None, v) for k, v in solved.items()):
         sizes = {k: v for k, v in solved.items() if k in _LOCAL_SIZES}  # "... catches up when $4n^2d = 8nd^2$,

@@ -68,8 +68,12 @@ _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more 
 _PIECE = 1200
 
 
+@lru_cache(maxsize=256)
 def _plain(text: str) -> str:
-    """Prose with its inline math as plain words: ``$d_{\\text{model}} \\le 4$`` -> ``d_model ≤ 4``."""
+    """Prose with its inline math as plain words: ``$d_{\\text{model}} \\le 4$`` -> ``d_model ≤ 4``.
+
+    Cached: every piece of a sentence asks for its sentence's (or clause's) plain text, so without the cache a
+    sentence of n statements would be normalised n times (quadratic in a long paragraph)."""
     t = normalise(text)
     # numbers as written: 32,768 and 32{,}768 are one number (a thousands separator), never 768 after a comma
     t = re.sub(r"(?<![\d,.])\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+(?![\d,])", lambda m: re.sub(r"\D", "", m.group(0)), t)

@@ -67,11 +67,17 @@ class Report:
     encoding_method: str | None
     findings: list[Finding] = field(default_factory=list)
     math_fragments: int = 0
+    #: why the document was not checked to its end ("" when it was): its time budget ran out, or its worker was
+    #: stopped; the pieces not reached are ``unchecked`` with that reason
+    stopped: str = ""
 
     @property
     def exit_code(self) -> int:
-        """1 when something is wrong or inconsistent, else 0."""
-        return 1 if any(f.status in ("wrong", "inconsistent") for f in self.findings) else 0
+        """1 when something is wrong or inconsistent; else 3 when the document was not checked to its end (a
+        planted error in the part not reached must not pass as a clean document); else 0."""
+        if any(f.status in ("wrong", "inconsistent") for f in self.findings):
+            return 1
+        return 3 if self.stopped else 0
 
     @property
     def checked(self) -> int:
@@ -83,7 +89,7 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "encoding_repaired": self.encoding_repaired,
-                "encoding_method": self.encoding_method, "checked": self.checked,
+                "encoding_method": self.encoding_method, "checked": self.checked, "stopped": self.stopped,
                 "findings": [asdict(f) for f in self.findings]}
 
     def to_json(self) -> str:
@@ -97,7 +103,11 @@ class Report:
     def summary(self) -> str:
         counts = ", ".join(f"{k}: {v}" for k, v in self.counts().items() if v)
         return (f"{self.checked} of {len(self.findings)} statements checked (compared or proved)"
-                + (f"; {counts}" if counts else ""))
+                + (f"; {counts}" if counts else "") + (f"\nNOT CHECKED TO THE END: {self.stopped}" if self.stopped
+                                                       else ""))
+
+    def _stopped_line(self) -> list[str]:
+        return [f"NOT CHECKED TO THE END: {self.stopped}"] if self.stopped else []
 
     def to_table(self) -> str:
         head = f"{self.file}" + (f"  (encoding repaired: {self.encoding_method})" if self.encoding_repaired else "")
@@ -106,7 +116,8 @@ class Report:
             rows.append((self._where(f), f.status, f.kind, _short(f.latex, 40), _short(f.expected or "", 28),
                          f.message + (f" [{f.basis}]" if f.basis else "")))
         widths = [max(len(r[c]) for r in rows) for c in range(5)]
-        lines = [head] + ["  ".join([*(r[c].ljust(widths[c]) for c in range(5)), r[5]]).rstrip() for r in rows]
+        lines = [head, *self._stopped_line()] + ["  ".join([*(r[c].ljust(widths[c]) for c in range(5)), r[5]]).rstrip()
+                                                 for r in rows]
         return "\n".join([*lines, self.summary()])
 
     def explain(self) -> str:
@@ -124,6 +135,7 @@ class Report:
         out = [f"### {self.file}", ""]
         if self.encoding_repaired:
             out += [f"Encoding repaired ({self.encoding_method}).", ""]
+        out += [f"**{line}**" for line in self._stopped_line()] + ([""] if self.stopped else [])
         out += ["| line | status | kind | formula | expected | why |", "|---|---|---|---|---|---|"]
         for f in self.findings:
             cells = [self._where(f), f.status, f.kind, f"`{f.latex}`", f"`{f.expected}`" if f.expected else "",
