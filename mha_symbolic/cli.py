@@ -315,14 +315,7 @@ def _weight_ranks(args: argparse.Namespace) -> int:
             executor = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
         except (OSError, TimeoutError, ValueError) as e:
             raise InputError(f"cannot reach the Dask scheduler at {args.scheduler}: {e}") from None
-    X = None
-    if args.input is not None:
-        import numpy as np
-
-        try:
-            X = np.load(args.input, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"--input {args.input}: not a readable .npy array of numbers ({e})") from None
+    X = None if args.input is None else _load_input(args.input)
     found = circuit_ranks(args.weights, layout=args.layout, layers=wanted, num_heads=args.heads,
                           X=X, n=args.input_n, seed=args.seed, executor=executor)
     if _interactive():  # one layer at a time is read from the file; the bar counts layers
@@ -413,6 +406,39 @@ def cmd_check(args: argparse.Namespace) -> int:
         if args.explain:
             print("\n\n".join(f"{r.file}: the evidence of each verdict\n{r.explain()}" for r in reports))
     return max(r.exit_code for r in reports)
+
+
+#: the most tokens ``ranks --input`` certifies (as ``--input-n``): exact ranks of n x n logits grow as n^3
+MAX_INPUT_TOKENS = 64
+
+
+def _load_input(path: str) -> Any:
+    """``--input X.npy``: a regular file holding an ``n x d_model`` array of real numbers with at most
+    :data:`MAX_INPUT_TOKENS` rows, its header checked before the data are read."""
+    import numpy as np
+
+    from .files import regular_file
+
+    size = regular_file(path, "--input")
+    try:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            shape, _, dtype = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(fh))
+    except (OSError, ValueError) as e:
+        raise InputError(f"--input {path}: not a readable .npy array of numbers ({e})") from None
+    if dtype.kind not in "iuf" or len(shape) != 2:
+        raise InputError(f"--input {path}: expected an n x d_model array of real numbers, got shape {shape} of "
+                         f"dtype {dtype}")
+    if shape[0] > MAX_INPUT_TOKENS:
+        raise InputError(f"--input {path} has {shape[0]} tokens; at most {MAX_INPUT_TOKENS} are certified "
+                         "(the same limit as --input-n)")
+    if shape[0] * shape[1] * dtype.itemsize > size:
+        raise InputError(f"--input {path}: its header promises {shape} of {dtype}, more than the file holds")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"--input {path}: not a readable .npy array of numbers ({e})") from None
 
 
 def _interactive() -> bool:
@@ -541,10 +567,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="how the checkpoint names its attention weights (default: detected from the keys)")
     p.add_argument("--layers", type=int, nargs="+", default=None, help="only these layers (default: all)")
-    p.add_argument("--input-n", type=_bounded_int(1, 64), default=None,
+    p.add_argument("--input-n", type=_bounded_int(1, MAX_INPUT_TOKENS), default=None,
                    help="also certify the logits and Concat ranks on a generated n x d_model input")
     p.add_argument("--input", metavar="X.npy", default=None,
-                   help="certify the logits and Concat ranks on this n x d_model input (a NumPy .npy file)")
+                   help="certify the logits and Concat ranks on this n x d_model input (a NumPy .npy file of at most "
+                        "64 tokens)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated input (default 0)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="spread the layers over a Dask cluster (e.g. tcp://host:8786); each worker reads one layer")

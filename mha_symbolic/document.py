@@ -31,6 +31,7 @@ from .budget import GIB, Budget, BudgetExceeded, Deadline, can_isolate, run_with
 from .check.pipeline import check_document
 from .check.report import STATUSES, Finding, Report
 from .errors import InputError, ParseError
+from .files import DOCUMENT_BYTES, read_limited
 
 __all__ = ["Finding", "Report", "check_text", "check_file", "STATUSES", "DOCUMENT_SECONDS", "DOCUMENT_MEMORY"]
 
@@ -44,16 +45,12 @@ DOCUMENT_MEMORY = GIB
 
 
 def check_file(path: str, seconds_per_fragment: float | None = FRAGMENT_SECONDS, **budget: Any) -> Report:
-    """Check a file (UTF-8; mojibake repaired; ``.ipynb`` read as a notebook).  Unreadable files raise
-    :class:`ParseError`; ``budget`` is passed to :func:`check_text` (``timeout``, ``memory``, ``isolate``,
-    ``progress``)."""
+    """Check a file (UTF-8; mojibake repaired; ``.ipynb`` read as a notebook).  Unreadable files, and anything
+    but a regular file of at most :data:`~mha_symbolic.files.DOCUMENT_BYTES` bytes, raise :class:`ParseError`;
+    ``budget`` is passed to :func:`check_text` (``timeout``, ``memory``, ``isolate``, ``progress``)."""
     if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
         raise ParseError(f"check_file needs a path, got {type(path).__name__}")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as e:
-        raise ParseError(f"cannot read {path}: {e.strerror}") from None
+    raw = read_limited(path, "the document", DOCUMENT_BYTES, ParseError)  # a regular file, its size checked first
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .files import CONFIG_BYTES, read_limited, regular_file
 from .names import LAYOUTS
 
 __all__ = ["LayerWeights", "TensorSource", "from_state_dict", "load_weights", "LAYOUTS", "detect_layout",
@@ -133,6 +134,7 @@ class TensorSource:
         self.path = Path(path) if path is not None else None
         self._keys: list[str]
         if self.path is not None:
+            _check_header(self.path)
             self._keys = list(_safe_open(self.path).keys())
         else:
             assert tensors is not None
@@ -147,8 +149,8 @@ class TensorSource:
         if self.path is not None:
             try:
                 arr = np.asarray(_safe_open(self.path).get_tensor(key))
-            except TypeError:  # bfloat16, which NumPy has no type for: widened to float32 exactly
-                arr = _read_bfloat16(self.path, key)
+            except (TypeError, AttributeError):  # a dtype NumPy has no type for: bfloat16 is widened to float32
+                arr = _read_bfloat16(self.path, key)  # exactly, another (F8_E4M3, ...) is refused by name
             return _numpy(arr, key)
         assert self._tensors is not None
         return _numpy(self._tensors[key], key)
@@ -167,11 +169,26 @@ def _read_bfloat16(path: Path, key: str) -> np.ndarray:
         header = json.loads(fh.read(n))
         info = header.get(key, {})
         if info.get("dtype") != "BF16":
-            raise InputError(f"tensor {key!r} of {path} has dtype {info.get('dtype')}, which NumPy cannot read")
+            raise InputError(f"tensor {key!r} of {path} has dtype {info.get('dtype')}, which is not read (NumPy has "
+                             "no such type; bfloat16, float16, float32 and float64 are): convert the checkpoint")
         start, end = info["data_offsets"]
         fh.seek(8 + n + start)
         raw = np.frombuffer(fh.read(end - start), dtype="<u2")
     return (raw.astype(np.uint32) << 16).view(np.float32).reshape(info["shape"])
+
+
+def _check_header(path: Path) -> None:
+    """A ``.safetensors`` file is a regular file whose header (8-byte length, then JSON) fits in it: checked
+    before the library maps it (a FIFO would block, a device would be read without end)."""
+    size = regular_file(path, "the weights file")
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+    if size < 8 or n > size - 8 or n > _HEADER_BYTES:
+        raise InputError(f"{path} is not a .safetensors file: its header claims {n} bytes, the file has {size}")
+
+
+#: the largest header of a .safetensors file read (the library's own limit)
+_HEADER_BYTES = 100 << 20
 
 
 def _safe_open(path: Path) -> Any:
@@ -265,10 +282,10 @@ def _blocks(keys: list[str], layout: str) -> list[tuple[int, str]]:
 def read_config(path: str | Path) -> dict[str, int]:
     """Head counts from a ``config.json`` beside a checkpoint (Hugging Face names), when it is there."""
     config = Path(path).with_name("config.json")
-    if not config.is_file():
+    if not config.exists():
         return {}
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
+        data = json.loads(read_limited(config, "the configuration", CONFIG_BYTES).decode("utf-8"))
     except (OSError, ValueError) as e:
         raise InputError(f"{config} is not readable JSON: {e}") from None
     if not isinstance(data, dict):
@@ -284,6 +301,20 @@ def read_config(path: str | Path) -> dict[str, int]:
 
 #: the command line's option for each head count of the loaders
 _FLAG = {"num_heads": "heads", "kv_heads": "kv-heads"}
+
+
+def _layer_numbers(layers: Any) -> set[int]:
+    """``layers`` as a set of layer numbers: integers from 0, each checked (``'abc'``, ``0.5``, ``-1`` and a bare
+    number instead of a list are errors naming the value, never a layer read by truncation)."""
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
+        raise InputError(f"layers must be a list of layer numbers (from 0), got {layers!r}")
+    out = set()
+    for x in layers:
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+            raise InputError(f"layers must be whole numbers from 0 (a checkpoint's layers are numbered from 0), "
+                             f"got {x!r}")
+        out.add(int(x))
+    return out
 
 
 def resolve(weights: Any, layout: str | None = None, num_heads: int | None = None, kv_heads: int | None = None
@@ -324,7 +355,7 @@ def load_weights(weights: Any, layout: str | None = None, layers: Iterable[int] 
     """
     source, layout, num_heads, kv_heads = resolve(weights, layout, num_heads, kv_heads)
     blocks = _blocks(source.keys(), layout)
-    wanted = None if layers is None else {int(x) for x in layers}
+    wanted = None if layers is None else _layer_numbers(layers)
     if wanted is not None:
         missing = wanted - {n for n, _ in blocks}
         if missing:
@@ -350,6 +381,8 @@ def from_state_dict(weights: Any, layout: str | None = None, layer: int | None =
 
     See :func:`load_weights`, which yields them one at a time.
     """
+    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or layer < 0):
+        raise InputError(f"layer must be a layer number (a whole number from 0), got {layer!r}")
     return list(load_weights(weights, layout, None if layer is None else [layer], num_heads, kv_heads))
 
 
@@ -373,6 +406,8 @@ class _Block:
             raise InputError(f"tensor {key!r} has shape {arr.shape}; expected {ndim} dimensions {self.where()}")
         if arr.dtype.kind != "f":
             raise InputError(f"tensor {key!r} has dtype {arr.dtype}; expected floating point {self.where()}")
+        if 0 in arr.shape:
+            raise InputError(f"tensor {key!r} is empty (shape {arr.shape}) {self.where()}")
         return arr
 
     def need(self, arr: np.ndarray | None, suffix: str, shape: tuple[int, ...]) -> np.ndarray:

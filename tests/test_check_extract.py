@@ -258,7 +258,9 @@ def test_corpus_notebook_outputs():
 def test_invalid_notebook_json_is_a_parse_error_naming_the_line():
     with pytest.raises(ParseError, match=r"bad\.ipynb.*line 2"):
         extract('{"cells": [\n  oops]}', "bad.ipynb")
-    assert extract("[1, 2]", "list.ipynb") == [] and extract("{}", "empty.ipynb") == []
+    for text, name in (("[1, 2]", "list.ipynb"), ("{}", "empty.ipynb")):  # JSON, but no notebook: an error
+        with pytest.raises(ParseError, match=rf"{name}: not a notebook: valid JSON"):
+            extract(text, name)
     assert [p.kind for p in extract('{"a": 1} is $x$')] == ["prose", "math"]  # not a notebook: Markdown
 
 

@@ -166,3 +166,123 @@ def test_a_document_not_checked_to_its_end_exits_3_and_says_so(monkeypatch):
     assert report.as_dict()["stopped"] == report.stopped
     whole = check_text(_paragraph(40, planted_at=39), isolate=False, timeout=None)
     assert whole.stopped == "" and whole.exit_code == 1  # with the time, the planted error is found
+
+
+# ----- bounded reads: regular files only, sizes checked before reading ---------------------------------------
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="POSIX FIFOs")
+def test_documents_that_are_not_regular_files_are_refused_without_reading(tmp_path, monkeypatch):
+    """A FIFO named doc.md hung check_file; /dev/zero was read to a MemoryError (3.7 GB)."""
+    import os
+
+    from mha_symbolic import check_file, files
+    from mha_symbolic.errors import ParseError
+
+    fifo = tmp_path / "doc.md"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, r"a FIFO \(named pipe\)"), ("/dev/zero", "a character device"),
+                       (tmp_path, "a directory")):
+        with pytest.raises(ParseError, match=f"is {kind}, not a regular file"):
+            check_file(str(path))
+    big = tmp_path / "big.md"
+    big.write_text("$1 + 1 = 2$\n" * 20)
+    monkeypatch.setattr(files, "DOCUMENT_BYTES", 100)
+    monkeypatch.setattr("mha_symbolic.document.DOCUMENT_BYTES", 100)
+    with pytest.raises(ParseError, match=r"is 240 bytes; the limit is 100 bytes"):
+        check_file(str(big))
+
+
+def test_json_that_is_not_a_notebook_is_an_error(tmp_path):
+    """`{"a": 1}` named .ipynb exited 0 with no finding and no message."""
+    from mha_symbolic import check_file
+    from mha_symbolic.cli import main
+    from mha_symbolic.errors import ParseError
+
+    for content, got in (('{"a": 1}', "an object with keys a"), ("[1, 2]", "a JSON list")):
+        path = tmp_path / "x.ipynb"
+        path.write_text(content)
+        with pytest.raises(ParseError, match=f"not a notebook: valid JSON, but {got} and no list of cells"):
+            check_file(str(path))
+        assert main(["check", str(path)]) == 2
+    path.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    assert check_file(str(path)).findings == []  # an empty notebook is a notebook
+
+
+# ----- checkpoints: every malformed case names the tensor or the value ------------------------------------------
+def _bert_layer(shape=(4, 4), dtype=np.float32) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {f"encoder.layer.0.attention.{m}.weight": rng.normal(size=shape).astype(dtype)
+            for m in ("self.query", "self.key", "self.value", "output.dense")}
+
+
+def test_checkpoint_tensors_that_are_empty_or_of_an_unread_dtype(tmp_path):
+    """A zero-size tensor was a ZeroDivisionError; an F8 tensor an AttributeError."""
+    import json
+    import struct
+
+    pytest.importorskip("safetensors")
+    from safetensors.numpy import save_file
+
+    from mha_symbolic.rank.circuits import circuit_ranks
+
+    save_file(_bert_layer((0, 0)), str(tmp_path / "zero.safetensors"))
+    with pytest.raises(InputError, match=r"tensor 'encoder.layer.0.attention.self.query.weight' is empty "
+                                         r"\(shape \(0, 0\)\) \(layout bert, layer 0\)"):
+        list(circuit_ranks(str(tmp_path / "zero.safetensors"), num_heads=2))
+    header, data = {}, b""
+    for key in _bert_layer():
+        header[key] = {"dtype": "F8_E4M3", "shape": [4, 4], "data_offsets": [len(data), len(data) + 16]}
+        data += bytes(16)
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    (tmp_path / "f8.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + data)
+    with pytest.raises(InputError, match=r"has dtype F8_E4M3, which is not read"):
+        list(circuit_ranks(str(tmp_path / "f8.safetensors"), num_heads=2))
+
+
+def test_layer_numbers_are_checked(tmp_path):
+    """`layer='abc'` was a bare ValueError, and `layer=0.5` read layer 0."""
+    from mha_symbolic.weights import from_state_dict, load_weights
+
+    sd = _bert_layer()
+    for bad in ("abc", 0.5, -1, True):
+        with pytest.raises(InputError, match=f"layer must be a layer number .*got {bad!r}"):
+            from_state_dict(sd, num_heads=2, layer=bad)
+        with pytest.raises(InputError, match=f"layers must be whole numbers from 0 .*got {bad!r}"):
+            list(load_weights(sd, num_heads=2, layers=[bad]))
+    with pytest.raises(InputError, match="layers must be a list of layer numbers"):
+        list(load_weights(sd, num_heads=2, layers=0))
+    assert [w.layer for w in from_state_dict(sd, num_heads=2, layer=0)] == [0]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="POSIX FIFOs")
+def test_weights_and_inputs_that_are_not_regular_files_or_lie_about_their_size(tmp_path):
+    """A FIFO named .safetensors, or given as --input, hung; a .npy header with a huge shape was a memory
+    traceback; --input had no token limit (4,096 tokens ran past 120 s)."""
+    import os
+
+    pytest.importorskip("safetensors")
+    from safetensors.numpy import save_file
+
+    from mha_symbolic.cli import _load_input
+    from mha_symbolic.weights import load_weights
+
+    os.mkfifo(tmp_path / "w.safetensors")
+    with pytest.raises(InputError, match="is a FIFO"):
+        list(load_weights(str(tmp_path / "w.safetensors"), num_heads=2))
+    (tmp_path / "lie.safetensors").write_bytes((10**9).to_bytes(8, "little") + b"{}")
+    with pytest.raises(InputError, match=r"its header claims 1000000000 bytes, the file has 10"):
+        list(load_weights(str(tmp_path / "lie.safetensors"), num_heads=2))
+    save_file(_bert_layer(), str(tmp_path / "ok.safetensors"))
+    assert len(list(load_weights(str(tmp_path / "ok.safetensors"), num_heads=2))) == 1
+    os.mkfifo(tmp_path / "x.npy")
+    with pytest.raises(InputError, match="--input .* is a FIFO"):
+        _load_input(str(tmp_path / "x.npy"))
+    np.save(tmp_path / "many.npy", np.ones((65, 4)))
+    with pytest.raises(InputError, match="has 65 tokens; at most 64 are certified"):
+        _load_input(str(tmp_path / "many.npy"))
+    np.save(tmp_path / "ok.npy", np.ones((3, 4)))
+    assert _load_input(str(tmp_path / "ok.npy")).shape == (3, 4)
+    raw = (tmp_path / "ok.npy").read_bytes().replace(b"(3, 4)", b"(9, 4)")  # the header promises 9 rows
+    (tmp_path / "short.npy").write_bytes(raw)
+    with pytest.raises(InputError, match="more than the file holds"):
+        _load_input(str(tmp_path / "short.npy"))

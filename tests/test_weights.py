@@ -194,10 +194,10 @@ def test_safetensors_file_is_read_lazily_with_its_config(tmp_path):
     layers = list(load_weights(path))  # head count from config.json
     assert [w.dtype for w in layers] == [np.float32, np.float32]
     np.testing.assert_array_equal(layers[1].W_Q, LAYERS[1]["W_Q"].astype(np.float32))
-    with pytest.raises(InputError, match="no such weights file"):
+    with pytest.raises(InputError, match=r"the weights file .*absent\.safetensors: no such file"):
         list(load_weights(tmp_path / "absent.safetensors"))
     (tmp_path / "bad.safetensors").write_bytes(b"not a safetensors file")
-    with pytest.raises(InputError, match="is not a readable .safetensors file"):
+    with pytest.raises(InputError, match=r"is not a (readable )?\.safetensors file"):
         list(load_weights(tmp_path / "bad.safetensors", num_heads=3))
 
 

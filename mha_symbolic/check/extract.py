@@ -358,7 +358,11 @@ def _notebook_data(src: str, name: str, strict: bool) -> dict[str, Any] | None:
                  if isinstance(error, json.JSONDecodeError) else " (nested too deeply)")
         raise ParseError(f"{name}: not a notebook: invalid JSON{where}") from None
     if not isinstance(data, dict) or not (isinstance(data.get("cells"), list) or "worksheets" in data):
-        return {} if strict else None  # valid JSON but no notebook: nothing to read
+        if not strict:
+            return None
+        got = (f"an object with keys {', '.join(sorted(map(str, data))[:6]) or 'none'}" if isinstance(data, dict)
+               else f"a JSON {type(data).__name__}")
+        raise ParseError(f"{name}: not a notebook: valid JSON, but {got} and no list of cells")
     try:
         import nbformat  # only for notebooks: its JSON-schema machinery costs every Markdown check its start-up
 
