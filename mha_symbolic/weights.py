@@ -303,7 +303,7 @@ def read_config(path: str | Path) -> dict[str, int]:
 _FLAG = {"num_heads": "heads", "kv_heads": "kv-heads"}
 
 
-def _layer_numbers(layers: Any) -> set[int]:
+def checked_layers(layers: Any) -> set[int]:
     """``layers`` as a set of layer numbers: integers from 0, each checked (``'abc'``, ``0.5``, ``-1`` and a bare
     number instead of a list are errors naming the value, never a layer read by truncation)."""
     if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
@@ -355,7 +355,7 @@ def load_weights(weights: Any, layout: str | None = None, layers: Iterable[int] 
     """
     source, layout, num_heads, kv_heads = resolve(weights, layout, num_heads, kv_heads)
     blocks = _blocks(source.keys(), layout)
-    wanted = None if layers is None else _layer_numbers(layers)
+    wanted = None if layers is None else checked_layers(layers)
     if wanted is not None:
         missing = wanted - {n for n, _ in blocks}
         if missing:

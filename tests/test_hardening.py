@@ -286,3 +286,26 @@ def test_weights_and_inputs_that_are_not_regular_files_or_lie_about_their_size(t
     (tmp_path / "short.npy").write_bytes(raw)
     with pytest.raises(InputError, match="more than the file holds"):
         _load_input(str(tmp_path / "short.npy"))
+
+
+def test_exact_ranks_of_a_layer_run_on_one_blas_thread(monkeypatch):
+    """`ranks --weights` spent 10x the CPU it needed on two OpenBLAS threads for small factorisations."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from mha_symbolic.rank import circuits as circuits_module
+    from mha_symbolic.weights import from_state_dict
+
+    seen: list[int] = []
+    real = circuits_module.circuits
+
+    def recording(w):
+        seen.extend(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+        return real(w)
+
+    monkeypatch.setattr(circuits_module, "circuits", recording)
+    [w] = from_state_dict(_bert_layer((8, 8)), num_heads=2)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        ranks = circuits_module.layer_ranks(w)
+        after = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert [h.qk_rank for h in ranks.heads] == [4, 4]
+    assert seen and set(seen) == {1} and after == before  # one thread inside, the caller's setting restored

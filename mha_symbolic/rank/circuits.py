@@ -48,7 +48,7 @@ import flint
 import numpy as np
 
 from ..errors import InputError, require
-from ..weights import LayerWeights, TensorSource, layer_numbers, load_weights, resolve
+from ..weights import LayerWeights, TensorSource, checked_layers, layer_numbers, load_weights, resolve
 from .certify import NumericalRank
 
 __all__ = ["FactoredMatrix", "CircuitRank", "HeadCircuits", "circuits", "dyadic_integers", "circuit_ranks",
@@ -299,6 +299,9 @@ def circuit_ranks(weights: Any, layout: str | None = None, layers: Iterable[int]
     ``.safetensors`` source travels as its path), so a worker holds one layer at a time.  Layers come back in order.
     """
     source, layout, num_heads, kv_heads = resolve(weights, layout, num_heads, kv_heads)
+    if layers is not None:
+        layers = list(layers) if not isinstance(layers, (str, bytes)) and isinstance(layers, Iterable) else layers
+        checked_layers(layers)  # each checked: 0.5 or "abc" is an error, never layer 0
     wanted = [int(x) for x in layers] if layers is not None else layer_numbers(source, layout)
     if executor is None:
         for done, w in enumerate(load_weights(source, layout, wanted, num_heads, kv_heads), 1):
@@ -333,14 +336,19 @@ def layer_ranks(w: LayerWeights, X: np.ndarray | None = None) -> LayerRanks:
     from ..weights import LayerWeights
 
     require(w, LayerWeights, "layer_ranks's w", "a LayerWeights (from mha_symbolic.weights.load_weights)")
+    from threadpoolctl import threadpool_limits
+
     rows = []
-    for c in circuits(w):
-        logits = _logits_rank(w, c.head - 1, X) if X is not None else (None, None)
-        rows.append(HeadRanks(w.layer, c.head, c.kv_head, w.d_k, c.QK.rank().rank, c.OV.rank().rank,
-                              c.QK.numerical_rank().rank, c.OV.numerical_rank().rank, *logits))
-    if X is None:
-        return LayerRanks(w.layer, tuple(rows), name=w.name)
-    return LayerRanks(w.layer, tuple(rows), int(X.shape[0]), *_concat_rank(w, X), name=w.name)
+    # the factorisations here are small (d_k x d_k Gram matrices, one head at a time): on one BLAS thread they
+    # cost a third of the CPU time of two threads, and less wall time too (benchmarks/bench_adversarial.py)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for c in circuits(w):
+            logits = _logits_rank(w, c.head - 1, X) if X is not None else (None, None)
+            rows.append(HeadRanks(w.layer, c.head, c.kv_head, w.d_k, c.QK.rank().rank, c.OV.rank().rank,
+                                  c.QK.numerical_rank().rank, c.OV.numerical_rank().rank, *logits))
+        if X is None:
+            return LayerRanks(w.layer, tuple(rows), name=w.name)
+        return LayerRanks(w.layer, tuple(rows), int(X.shape[0]), *_concat_rank(w, X), name=w.name)
 
 
 def _input(X: Any, n: int | None, d_model: int, seed: int) -> np.ndarray | None:
