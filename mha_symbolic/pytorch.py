@@ -34,13 +34,17 @@ import numpy as np
 
 from .attention import MultiHeadAttention
 from .errors import InputError, require
-from .numeric import NumericMHA, stable_softmax
+from .numeric import NumericMHA, _overflow, stable_softmax
 
 if TYPE_CHECKING:
     from .weights import LayerWeights
 
 __all__ = ["from_pytorch", "PyTorchMHA", "from_layer"]
 
+
+#: the most scores the masked forward pass holds at once (queries are taken in chunks of rows): its peak memory
+#: stays near the plain path's whatever the batch and sequence length
+CHUNK_ENTRIES = 1 << 21
 
 class PyTorchMHA:
     """A model with weights imported from PyTorch; call it as ``mha(X, causal=False)``.
@@ -103,12 +107,12 @@ class PyTorchMHA:
         else:
             out, weights = self._fused(q if not unbatched else q[None], k if not unbatched else k[None],
                                        v if not unbatched else v[None], bool(causal), key_padding_mask, attn_mask,
-                                       unbatched)
+                                       unbatched, bool(need_weights))
             if unbatched:
-                out, weights = out[0], weights[0]
+                out, weights = out[0], (None if weights is None else weights[0])
         if not unbatched and not batch_first:
             out = np.swapaxes(out, 0, 1)
-        if not need_weights:
+        if not need_weights or weights is None:
             return out
         return out, (weights.mean(axis=-3) if average_attn_weights else weights)
 
@@ -121,32 +125,58 @@ class PyTorchMHA:
                                        b_V=w["b_V"], b_O=w["b_O"])
 
     def _fused(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, key_padding_mask: Any,
-               attn_mask: Any, unbatched: bool) -> tuple[np.ndarray, np.ndarray]:
-        """All heads at once (batch, h, n, d), with torch's masks; returns the output and the per-head weights."""
+               attn_mask: Any, unbatched: bool, need_weights: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """The heads of one batch element at a time, and its queries in chunks of at most
+        :data:`CHUNK_ENTRIES` scores, with torch's masks; returns the output and (``need_weights``) the per-head
+        weights.  Non-finite inputs and masks are errors, as on the plain path, and so is an overflow."""
         w = self.weights
-        h, dk = w["W_Q"].shape[0], w["W_Q"].shape[2]
+        h, dk, dv = w["W_Q"].shape[0], w["W_Q"].shape[2], w["W_V"].shape[2]
         dtype = np.result_type(q.dtype, w["W_Q"].dtype)
-        Q = np.einsum("bne,hed->bhnd", q, w["W_Q"]) + w["b_Q"][None, :, None, :]
-        K = np.einsum("bne,hed->bhnd", k, w["W_K"]) + w["b_K"][None, :, None, :]
-        V = np.einsum("bne,hed->bhnd", v, w["W_V"]) + w["b_V"][None, :, None, :]
-        S = (Q @ np.swapaxes(K, -1, -2)) / np.sqrt(dtype.type(dk))
-        batch, n_q, n_kv = q.shape[0], q.shape[1], k.shape[1]
-        S += _additive(attn_mask, "attn_mask", [(n_q, n_kv), (batch * h, n_q, n_kv)], dtype).reshape(
-            (-1, h, n_q, n_kv) if np.ndim(attn_mask) == 3 else (1, 1, n_q, n_kv)) if attn_mask is not None else 0
+        batch, n_q, n_kv, E = q.shape[0], q.shape[1], k.shape[1], w["W_O"].shape[1]
+        for name, a in (("X", q), ("key", k), ("value", v)):
+            if not np.isfinite(a).all():
+                bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+                raise InputError(f"{name} contains NaN or inf (first at index {bad})")
+        masks: list[Any] = []
+        if attn_mask is not None:
+            m = _additive(attn_mask, "attn_mask", [(n_q, n_kv), (batch * h, n_q, n_kv)], dtype)
+            masks.append(m.reshape((-1, h, n_q, n_kv) if m.ndim == 3 else (1, 1, n_q, n_kv)))
         if key_padding_mask is not None:
             shapes: list[tuple[int, ...]] = [(n_kv,)] if unbatched else [(batch, n_kv)]
-            S += _additive(key_padding_mask, "key_padding_mask", shapes, dtype).reshape(-1, 1, 1, n_kv)
-        if causal:
-            S = np.where(np.triu(np.ones((n_q, n_kv), dtype=bool), k=1), -np.inf, S)
-        dead = np.isneginf(S).all(axis=-1)
-        if dead.any():
-            b, head, row = (int(x) for x in np.argwhere(dead)[0])
-            raise InputError(f"every key is masked for query {row} (batch {b}, head {head + 1}): its softmax is "
-                             "undefined (torch returns NaN)")
-        A = stable_softmax(S)
-        heads = A @ V  # (batch, h, n_q, d_v)
-        concat = np.swapaxes(heads, 1, 2).reshape(batch, n_q, -1)
-        return concat @ w["W_O"] + w["b_O"], A
+            masks.append(_additive(key_padding_mask, "key_padding_mask", shapes, dtype).reshape(-1, 1, 1, n_kv))
+        above = np.triu(np.ones((n_q, n_kv), dtype=bool), k=1) if causal else None
+        out = np.empty((batch, n_q, E), dtype)
+        weights = np.empty((batch, h, n_q, n_kv), dtype) if need_weights else None
+        rows = max(1, CHUNK_ENTRIES // max(1, h * n_kv))
+        scale = np.sqrt(dtype.type(dk))
+        for b in range(batch):
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is found in the scores or output
+                K = np.einsum("ne,hed->hnd", k[b], w["W_K"]) + w["b_K"][:, None, :]
+                V = np.einsum("ne,hed->hnd", v[b], w["W_V"]) + w["b_V"][:, None, :]
+            for r0 in range(0, n_q, rows):
+                r1 = min(n_q, r0 + rows)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    Q = np.einsum("ne,hed->hnd", q[b, r0:r1], w["W_Q"]) + w["b_Q"][:, None, :]
+                    S = (Q @ np.swapaxes(K, -1, -2)) / scale  # (h, rows, n_kv)
+                if not np.isfinite(S).all():  # finite inputs whose products overflow (before any mask's -inf)
+                    raise _overflow(dtype)
+                for m in masks:  # (batch or 1, h or 1, n_q or 1, n_kv)
+                    S += m[b if m.shape[0] > 1 else 0, :, slice(r0, r1) if m.shape[2] > 1 else slice(0, 1)]
+                if above is not None:
+                    S[:, above[r0:r1]] = -np.inf
+                dead = np.isneginf(S).all(axis=-1)
+                if dead.any():
+                    head, row = (int(x) for x in np.argwhere(dead)[0])
+                    raise InputError(f"every key is masked for query {r0 + row} (batch {b}, head {head + 1}): its "
+                                     "softmax is undefined (torch returns NaN)")
+                A = stable_softmax(S, overwrite=True)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    out[b, r0:r1] = np.swapaxes(A @ V, 0, 1).reshape(r1 - r0, h * dv) @ w["W_O"] + w["b_O"]
+                if weights is not None:
+                    weights[b, :, r0:r1] = A
+        if not np.isfinite(out).all():
+            raise _overflow(dtype)
+        return out, weights
 
     def __repr__(self) -> str:
         return f"PyTorchMHA({self.model})"
@@ -170,6 +200,8 @@ def _additive(mask: Any, name: str, shapes: list[tuple[int, ...]], dtype: np.dty
         raise InputError(f"{name} must be boolean (True = masked) or additive floats, got dtype {m.dtype}")
     if np.isnan(m).any():
         raise InputError(f"{name} contains NaN")
+    if np.isposinf(m).any():
+        raise InputError(f"{name} contains +inf: an additive mask adds -inf (masked) or finite numbers")
     return m.astype(dtype)
 
 

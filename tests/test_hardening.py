@@ -309,3 +309,65 @@ def test_exact_ranks_of_a_layer_run_on_one_blas_thread(monkeypatch):
         after = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert [h.qk_rank for h in ranks.heads] == [4, 4]
     assert seen and set(seen) == {1} and after == before  # one thread inside, the caller's setting restored
+
+
+# ----- the masked forward pass checks what the plain path checks, and is chunked --------------------------------
+def _torch_like(h: int = 2, E: int = 4):
+    from mha_symbolic.pytorch import from_pytorch
+
+    rng = np.random.default_rng(1)
+    return from_pytorch(rng.normal(size=(3 * E, E)), rng.normal(size=3 * E), rng.normal(size=(E, E)),
+                        rng.normal(size=E), num_heads=h)
+
+
+def _reference(m, X, mask_add=None):
+    """Plain NumPy multi-head attention (batch, n, E), torch's conventions, with an additive (n_q, n_kv) mask."""
+    w = m.weights
+    Q = np.einsum("bne,hed->bhnd", X, w["W_Q"]) + w["b_Q"][None, :, None, :]
+    K = np.einsum("bne,hed->bhnd", X, w["W_K"]) + w["b_K"][None, :, None, :]
+    V = np.einsum("bne,hed->bhnd", X, w["W_V"]) + w["b_V"][None, :, None, :]
+    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + (0 if mask_add is None else mask_add)
+    A = np.exp(S - S.max(-1, keepdims=True))
+    A /= A.sum(-1, keepdims=True)
+    heads = np.swapaxes(A @ V, 1, 2).reshape(X.shape[0], X.shape[1], -1)
+    return heads @ w["W_O"] + w["b_O"], A
+
+
+def test_masked_pass_refuses_what_the_plain_path_refuses():
+    """NaN/inf input, a +inf mask entry and overflow returned NaN silently on the masked path."""
+    m = _torch_like()
+    X = np.ones((1, 3, 4))
+    bad = X.copy()
+    bad[0, 1, 2] = np.nan
+    with pytest.raises(InputError, match=r"X contains NaN or inf \(first at index \(0, 1, 2\)\)"):
+        m(bad, need_weights=True)
+    with pytest.raises(InputError, match=r"key contains NaN or inf"):
+        m(X, key=np.full((1, 3, 4), np.inf), value=X)
+    with pytest.raises(InputError, match=r"attn_mask contains \+inf"):
+        m(X, attn_mask=np.array([[0.0, np.inf, 0.0]] * 3))
+    with pytest.raises(InputError, match="overflow"):
+        m(np.full((1, 3, 4), 1e200), need_weights=True)
+
+
+def test_masked_pass_agrees_with_a_plain_reference_in_chunks(monkeypatch):
+    from mha_symbolic import pytorch
+
+    m = _torch_like()
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3, 5, 4))
+    mask = np.triu(np.full((5, 5), -np.inf), k=1) + rng.normal(size=(5, 5))
+    expected, A = _reference(m, X, mask)
+    monkeypatch.setattr(pytorch, "CHUNK_ENTRIES", 2 * 5 * 2)  # two query rows at a time
+    out, weights = m(X, attn_mask=mask, need_weights=True, average_attn_weights=False)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(weights, A, rtol=1e-12, atol=1e-12)
+    kp = np.array([[False, False, True, False, True]] * 3)
+    out2 = m(X, key_padding_mask=kp, causal=True)
+    ref2, _ = _reference(m, X, np.where(kp[:, None, None, :], -np.inf, 0) + np.triu(np.full((5, 5), -np.inf), k=1))
+    np.testing.assert_allclose(out2, ref2, rtol=1e-12, atol=1e-12)
+
+
+def test_an_empty_batch_with_weights_is_empty():
+    """A batch of 0 with need_weights was a bare ValueError (a reshape of size 0)."""
+    out, weights = _torch_like()(np.ones((0, 3, 4)), need_weights=True)
+    assert out.shape == (0, 3, 4) and weights.shape == (0, 3, 3)
