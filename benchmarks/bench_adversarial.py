@@ -8,6 +8,12 @@ processes (the checker's worker), as resident set size.
 
 Run:  python benchmarks/bench_adversarial.py [--only NAME ...]
 Exit status 1 when a case misses its target (a benchmark that fails loudly), else 0.
+
+``--measure`` prints the measurements of the second reliability round instead, each in its own process:
+  * CPU time per formula of a document of 10^3 and 10^4 formulas (10^5 with ``--large``), in one paragraph and in
+    separate paragraphs, checked with no time budget: flat per formula when reading is linear;
+  * peak memory of the masked forward pass (a key-padding mask) against the plain path on the same input;
+  * CPU time of one 768-wide layer's exact ranks (``ranks --weights``) on one BLAS thread and on two.
 """
 
 from __future__ import annotations
@@ -77,14 +83,80 @@ def run_case(name: str) -> None:
     print(json.dumps({"seconds": seconds, "peak_bytes": peak * 1024, "outcome": outcome}))
 
 
+def _document(formulas: int, paragraphs: bool) -> str:
+    rows = [f"Step {k}: we have ${2 + k % 89} \\times {3 + k % 71} = {(2 + k % 89) * (3 + k % 71)}$ and"
+            for k in range(formulas)]
+    return ("\n\n" if paragraphs else "\n").join(rows) + "\n"
+
+
+#: name -> code run in its own process; it leaves a dict of figures in ``r``
+MEASURES: dict[str, str] = {
+    **{f"formulas-{n}-{kind}": (
+        "import time\nfrom benchmarks.bench_adversarial import _document\n"
+        f"doc = _document({n}, {kind == 'paragraphs'})\nc = time.process_time()\n"
+        "rep = check_text(doc, isolate=False, timeout=None)\n"
+        f"r = {{'ms per formula': 1000 * (time.process_time() - c) / {n}, 'correct': rep.counts()['correct']}}")
+       for n in (1000, 10000, 100000) for kind in ("paragraph", "paragraphs")},
+    **{f"masked-pass-{kind}": (
+        "import numpy as np\nfrom mha_symbolic.pytorch import from_pytorch\nrng = np.random.default_rng(0)\n"
+        "E = 64\nm = from_pytorch(rng.normal(size=(3 * E, E)), rng.normal(size=3 * E), rng.normal(size=(E, E)), "
+        "rng.normal(size=E), num_heads=4)\nX = rng.normal(size=(4, 2048, E))\n"
+        + ("out = m(X)\n" if kind == "plain" else "out = m(X, key_padding_mask=np.zeros((4, 2048), bool))\n")
+        + "r = {'input MiB': X.nbytes / 2**20}") for kind in ("plain", "masked")},
+    **{f"layer-ranks-{threads}-blas": (
+        "import time, contextlib\nimport numpy as np\nfrom mha_symbolic.weights import from_state_dict\n"
+        "from mha_symbolic.rank import circuits\nrng = np.random.default_rng(0)\n"
+        "sd = {f'encoder.layer.0.attention.{m}.weight': rng.normal(size=(768, 768)).astype(np.float32) "
+        "for m in ('self.query', 'self.key', 'self.value', 'output.dense')}\n"
+        "[w] = from_state_dict(sd, num_heads=12)\n"
+        + ("import threadpoolctl\nthreadpoolctl.threadpool_limits = lambda **k: contextlib.nullcontext()\n"
+           if threads == "two" else "")
+        + "c, t = time.process_time(), time.perf_counter()\nranks = circuits.layer_ranks(w)\n"
+        "r = {'CPU s': time.process_time() - c, 'wall s': time.perf_counter() - t}") for threads in ("one", "two")},
+}
+
+
+def run_measure(name: str) -> None:
+    scope: dict[str, object] = {}
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    exec(SETUP, scope)  # noqa: S102 - the benchmark's own fixed code, not user input
+    exec(MEASURES[name], scope)  # noqa: S102
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({**scope["r"], "peak MiB": peak / 2**20}))  # type: ignore[dict-item]
+
+
+def measure(large: bool) -> int:
+    print(f"{'measure':30} figures")
+    for name in MEASURES:
+        if "100000" in name and not large:
+            continue
+        r = subprocess.run([sys.executable, __file__, "--measure-one", name], capture_output=True, text=True,
+                           timeout=3600)
+        if r.returncode != 0 or not r.stdout.strip():
+            print(f"{name:30} failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+            continue
+        data = json.loads(r.stdout.strip().splitlines()[-1])
+        print(f"{name:30} " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in data.items()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", choices=sorted(CASES), help="run only these cases")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)  # internal: one case, here
+    parser.add_argument("--measure", action="store_true", help="print the scaling, memory and BLAS measurements")
+    parser.add_argument("--large", action="store_true", help="with --measure: also 10^5 formulas (slow)")
+    parser.add_argument("--measure-one", choices=sorted(MEASURES), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
         run_case(args.case)
         return 0
+    if args.measure_one:
+        run_measure(args.measure_one)
+        return 0
+    if args.measure:
+        return measure(args.large)
     failed = 0
     print(f"{'case':28} {'seconds':>8} {'target':>7} {'peak MiB':>9}  outcome")
     for name in args.only or CASES:

@@ -307,14 +307,10 @@ def _weight_ranks(args: argparse.Namespace) -> int:
     wanted = args.layers if args.layers is not None else layer_numbers(args.weights, args.layout)
     executor = None
     if args.scheduler is not None:
-        try:
-            from distributed import Client
-        except ImportError:
-            raise InputError("--scheduler needs dask.distributed: pip install 'mha_symbolic[dask]'") from None
-        try:
-            executor = Client(args.scheduler, timeout=f"{args.connect_timeout}s")
-        except (OSError, TimeoutError, ValueError) as e:
-            raise InputError(f"cannot reach the Dask scheduler at {args.scheduler}: {e}") from None
+        from .scheduler import connect
+
+        executor = connect(args.scheduler, args.connect_timeout)  # probed first: every wait is bounded
+        args.weights = str(Path(args.weights).resolve())  # the path travels to workers started elsewhere
     X = None if args.input is None else _load_input(args.input)
     found = circuit_ranks(args.weights, layout=args.layout, layers=wanted, num_heads=args.heads,
                           X=X, n=args.input_n, seed=args.seed, executor=executor)
@@ -574,9 +570,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "64 tokens)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated input (default 0)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="spread the layers over a Dask cluster (e.g. tcp://host:8786); each worker reads one layer")
-    p.add_argument("--connect-timeout", type=_bounded_int(1, 600), default=20, metavar="SECONDS",
-                   help="how long to wait for the Dask scheduler (default 20)")
+                   help="spread the layers over a Dask cluster (tcp://host:8786); each worker reads one layer by "
+                        "its absolute path. Use only a scheduler you trust: results come back by pickle, so a "
+                        "hostile scheduler can run code here")
+    p.add_argument("--connect-timeout", type=_bounded_int(1, 600), default=5, metavar="SECONDS",
+                   help="how long to wait for the Dask scheduler's handshake and for a worker (default 5)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_ranks)
     _SUBPARSERS["ranks"] = p

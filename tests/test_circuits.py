@@ -257,7 +257,7 @@ def test_executor_is_checked_and_an_unreachable_scheduler_is_named(tmp_path, cap
     pytest.importorskip("distributed")
     assert main(["ranks", "--weights", str(path), "--heads", "3", "--scheduler", "tcp://127.0.0.1:9",
                  "--connect-timeout", "1"]) == 2
-    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
+    assert "--scheduler tcp://127.0.0.1:9: cannot connect (Connection refused)" in capsys.readouterr().err
 
 
 def test_ranks_cli_on_a_given_input(tmp_path, capsys):

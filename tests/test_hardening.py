@@ -4,6 +4,8 @@ Each test failed before its fix (a wrong verdict, a bare exception, a hang or a 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -371,3 +373,72 @@ def test_an_empty_batch_with_weights_is_empty():
     """A batch of 0 with need_weights was a bare ValueError (a reshape of size 0)."""
     out, weights = _torch_like()(np.ones((0, 3, 4)), need_weights=True)
     assert out.shape == (0, 3, 4) and weights.shape == (0, 3, 3)
+
+
+# ----- Dask: every wait bounded, other protocols refused, the trust said ----------------------------------------
+def test_a_scheduler_address_is_probed_within_its_timeout(tmp_path, capsys):
+    """A port that accepts and never answers, an HTTP server and a cluster with no workers hung `ranks --scheduler`
+    for ever; ucx:// and tls:// were a TypeError traceback. Each is now one line, within --connect-timeout."""
+    import http.server
+    import socket
+    import threading
+
+    from mha_symbolic.cli import main
+    from mha_symbolic.scheduler import probe
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)
+    web = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        for port in (silent.getsockname()[1], web.server_address[1]):
+            with pytest.raises(InputError, match=r"no Dask scheduler answered within 0.5 s"):
+                probe(f"tcp://127.0.0.1:{port}", 0.5)
+    finally:
+        web.shutdown()
+        silent.close()
+    for address, message in (("ucx://10.0.0.1:13337", "only tcp:// addresses are supported (got ucx://)"),
+                             ("tls://10.0.0.1:8786", "only tcp:// addresses are supported (got tls://)"),
+                             ("tcp://host", "expected tcp://host:port")):
+        with pytest.raises(InputError, match=re.escape(message)):
+            probe(address, 0.5)
+    pytest.importorskip("distributed")
+    pytest.importorskip("safetensors")
+    from safetensors.numpy import save_file
+
+    save_file(_bert_layer(), str(tmp_path / "m.safetensors"))
+    assert main(["ranks", "--weights", str(tmp_path / "m.safetensors"), "--heads", "2", "--scheduler",
+                 "ucx://h:1"]) == 2
+    assert "only tcp:// addresses" in capsys.readouterr().err
+
+
+def test_a_scheduler_with_no_worker_is_an_error_and_paths_travel_absolute(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("safetensors")
+    from safetensors.numpy import save_file
+
+    from mha_symbolic.scheduler import connect
+
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", dashboard_address=None) as empty:
+        with pytest.raises(InputError, match=r"the scheduler has no worker \(none joined within 1 s\)"):
+            connect(empty.scheduler_address, 1)
+    save_file(_bert_layer(), str(tmp_path / "m.safetensors"))
+    monkeypatch.chdir(tmp_path)
+    from mha_symbolic import cli
+
+    sent: list[str] = []
+    import mha_symbolic.rank.circuits as rc
+
+    original = rc.circuit_ranks
+
+    def spy(weights, **kwargs):
+        sent.append(weights)
+        return original(weights, **{**kwargs, "executor": None})
+
+    monkeypatch.setattr(rc, "circuit_ranks", spy)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
+                                  dashboard_address=None) as cluster:
+        assert cli.main(["ranks", "--weights", "m.safetensors", "--heads", "2", "--json",
+                         "--scheduler", cluster.scheduler_address]) == 0
+    assert sent == [str(tmp_path / "m.safetensors")]
