@@ -442,3 +442,21 @@ def test_a_scheduler_with_no_worker_is_an_error_and_paths_travel_absolute(tmp_pa
         assert cli.main(["ranks", "--weights", "m.safetensors", "--heads", "2", "--json",
                          "--scheduler", cluster.scheduler_address]) == 0
     assert sent == [str(tmp_path / "m.safetensors")]
+
+
+# ----- notebooks: a printed output that contradicts its code is flagged once ------------------------------------
+def test_a_printed_output_that_contradicts_its_code_is_one_wrong_finding():
+    """`print(8 // 2)` shown as `5` is wrong, judged by the code's trace (never run); the reader of printed values
+    by name judged the same output a second time."""
+    import json
+
+    def cell(source: str, printed: str) -> dict:
+        return {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": source,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": printed}]}
+
+    nb = {"cells": [cell("print(8 // 2)", "5\n"), cell("d_model = 512\nh = 8\nprint(d_model // h)", "65\n"),
+                    cell("print(2 + 2)", "4\n")], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    findings = check_text(json.dumps(nb), name="a.ipynb", isolate=False).findings
+    outputs = [(f.cell, f.status, f.message) for f in findings if f.output]
+    assert outputs == [(0, "wrong", "the code prints 4 here, not 5"), (1, "wrong", "the code prints 64 here, not 65"),
+                       (2, "correct", "what the code above prints (traced, at the precision printed)")]

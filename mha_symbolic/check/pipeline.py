@@ -493,7 +493,8 @@ def _traced(doc: DocumentModel, p: Any, row_emit: Any) -> None:
         else:
             where = replace(p, line=listing + f.line - 1, text=f.text)
         row_emit(where, f.status, f.message, f.expected, f.kind, "traced")
-        if f.output and f.line in tracer.confirmed:  # a printed value the code's trace confirmed as a whole
+        if f.output and (f.line in tracer.confirmed or f.status in ("correct", "wrong", "inconsistent")):
+            # a printed value the code's trace confirmed or contradicted: judged here once, by the trace alone
             doc.memory.setdefault("printouts", set()).add((where.cell, where.output, where.line))
 
 
