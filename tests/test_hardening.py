@@ -460,3 +460,23 @@ def test_a_printed_output_that_contradicts_its_code_is_one_wrong_finding():
     outputs = [(f.cell, f.status, f.message) for f in findings if f.output]
     assert outputs == [(0, "wrong", "the code prints 4 here, not 5"), (1, "wrong", "the code prints 64 here, not 65"),
                        (2, "correct", "what the code above prints (traced, at the precision printed)")]
+
+
+def test_source_segments_of_code_are_read_without_resplitting_the_source():
+    """`ast.get_source_segment` split the whole block at every call: 10^4 code lines cost minutes (quadratic).
+    The package's segment is the same text, from lines split once per block."""
+    import ast
+
+    from mha_symbolic.check._statements import _segment, _source_lines
+
+    sources = ["x = 1\ny = [1,\n  2]  # é\r\nz = 'ü' + 'a'\n\nif x:\n    w = (3 +\n 4)\n",
+               "a=1\rb = a * 2\n", "W_Q = [[1, 0],\n       [0, 1]]\nprint(W_Q)"]
+    for src in sources:
+        nodes = [n for n in ast.walk(ast.parse(src)) if getattr(n, "end_lineno", None) is not None]
+        assert [_segment(src, n) for n in nodes] == [ast.get_source_segment(src, n) or "" for n in nodes]
+    _source_lines.cache_clear()
+    big = "\n".join(f"x{k} = {k} * 2" for k in range(2000))
+    nodes = [n for n in ast.walk(ast.parse(big)) if isinstance(n, ast.Assign)]
+    assert [_segment(big, n) for n in nodes[:3]] == ["x0 = 0 * 2", "x1 = 1 * 2", "x2 = 2 * 2"]
+    assert len({_segment(big, n) for n in nodes}) == 2000
+    assert _source_lines.cache_info().misses == 1  # split once for 2,000 segments

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from functools import lru_cache
 from typing import Any
 
 from ._outputs import read_printed
@@ -94,10 +95,30 @@ def _literal_text(text: str) -> Any:
     return literal(tree.body) if isinstance(tree, ast.Expression) else None
 
 
-def _segment(source: str, node: ast.AST) -> str:
+@lru_cache(maxsize=8)
+def _source_lines(source: str) -> tuple[str, ...]:
+    """The lines of ``source`` as ``ast`` numbers them (split at \\r\\n, \\r and \\n only), each with its end."""
+    out, start = [], 0
+    for m in re.finditer(r"\r\n|\r|\n", source):
+        out.append(source[start:m.end()])
+        start = m.end()
+    if start < len(source):
+        out.append(source[start:])
+    return tuple(out)
+
+
+def _segment(source: str, node: Any) -> str:
+    """``ast.get_source_segment``, with the source split into lines once: that function splits the whole source
+    at every call, so a block of n statements cost n^2 (10^4 code lines: minutes)."""
     try:
-        return ast.get_source_segment(source, node) or ""
-    except _ERRORS:
+        lines = _source_lines(source)
+        first, last = node.lineno - 1, node.end_lineno - 1
+        col, end = node.col_offset, node.end_col_offset
+        if first == last:
+            return lines[first].encode()[col:end].decode()
+        return "".join([lines[first].encode()[col:].decode(), *lines[first + 1:last],
+                        lines[last].encode()[:end].decode()])
+    except (*_ERRORS, AttributeError, IndexError, TypeError, UnicodeDecodeError):
         return ""
 
 
