@@ -44,11 +44,18 @@ def scaled(examples: int) -> int:
     return max(1, int(examples * SCALE))
 
 
+#: surface -> [examples, examples that got past validation] (a result, not the package's error)
+REACH: dict[str, list[int]] = {}
+
+
 def within_budget(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """The call's result or error, and its CPU seconds in this process bounded (work, not wall time)."""
     start = time.process_time()
+    surface = REACH.setdefault(getattr(fn, "__name__", "call"), [0, 0])
+    surface[0] += 1
     try:
         result = fn(*args, **kwargs)
+        surface[1] += 1
     except MHASymbolicError as e:
         result = e
     elapsed = time.process_time() - start
@@ -203,4 +210,16 @@ def _calls(a: Any, b: Any, m: Any) -> list[Any]:
 @settings(FUZZ, max_examples=scaled(5000))
 @given(scalars, scalars, matrices, st.integers(0, 13))
 def test_api_returns_or_raises_the_package_error(a, b, m, which):
-    within_budget(_calls(a, b, m)[which])
+    call = _calls(a, b, m)[which]
+    call.__name__ = "API calls of every type"
+    within_budget(call)
+
+
+def test_the_share_of_examples_past_validation_is_reported():
+    """Runs last in this file: per surface, how many examples were computed rather than refused (this fuzz feeds
+    junk on purpose, so a low share is expected; tests/test_fuzz_compare.py is the one that must reach)."""
+    from conftest import SUMMARY
+
+    assert REACH, "the fuzz tests above did not run"
+    for name, (tried, computed) in sorted(REACH.items()):
+        SUMMARY.append(f"surface fuzz: {name}: {computed} of {tried} examples past validation ({computed / tried:.0%})")
