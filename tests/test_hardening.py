@@ -480,3 +480,39 @@ def test_source_segments_of_code_are_read_without_resplitting_the_source():
     assert [_segment(big, n) for n in nodes[:3]] == ["x0 = 0 * 2", "x1 = 1 * 2", "x2 = 2 * 2"]
     assert len({_segment(big, n) for n in nodes}) == 2000
     assert _source_lines.cache_info().misses == 1  # split once for 2,000 segments
+
+
+# ----- a name given a value again: the document's own model, not a claim -------------------------------------------
+def test_a_name_given_a_literal_again_starts_another_example_or_is_not_judged():
+    """`s = (1, 2, 3)` in one paragraph and `s = (1, 1, 3)` in a later one were compared (wrong): a name given a
+    literal value again elsewhere starts another example; in the same paragraph it is an alternative or a slip."""
+    got = check_text("Take $s = (1, 2, 3)$.\nThen $s = (1, 2, 4)$ is the same row.\n\nLater $s = (0, 0, 1)$.\n",
+                     isolate=False).findings
+    assert [(f.line, f.status) for f in got] == [(1, "given"), (2, "unchecked"), (4, "given")]
+    assert got[1].message.startswith("s was given other values on line 1 of this paragraph")
+    assert got[2].message.startswith("another example: s given again (1 x 3; it was 1 x 3, line 1)")
+
+
+def test_a_batched_shape_is_not_read_as_its_first_two_sizes():
+    """`$QK^T$ has shape $(2, 12, 128, 128)$` was read as 2 x 12 and called wrong."""
+    got = check_text("We use $n = 4$ tokens, $d_{model} = 8$ and $h = 2$ heads.\n\n"
+                     "The score tensor $QK^\\top$ has shape $(2, 2, 4, 4)$, i.e. $64$ entries.\n\n"
+                     "$QK^T$ has shape $(4, 5)$.\n", isolate=False).findings
+    assert not [f for f in got if f.line == 3 and f.status == "wrong"]
+    assert [(f.line, f.status) for f in got if f.line == 5] == [(5, "wrong")]
+
+
+def test_a_code_assignment_rebinds_a_size_in_program_order():
+    """`n = 10` in a later code cell (after `n = 6`) was judged wrong: an assignment binds, a printed value claims."""
+    import json
+
+    def cell(source: str, printed: str) -> dict:
+        return {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": source,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": printed}]}
+
+    nb = {"cells": [cell("n = 6\nprint(n * n)", "36\n"), cell("n = 10\nprint(n * n)", "100\n"),
+                    {"cell_type": "markdown", "metadata": {}, "source": "With $n = 10$ there are $100$ scores."}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    got = check_text(json.dumps(nb), name="a.ipynb", isolate=False).findings
+    assert [(f.cell, f.status) for f in got if not f.output] == [(0, "given"), (1, "given"), (2, "given")]
+    assert "the code sets n = 10 again (it was 6)" in got[2].message

@@ -67,6 +67,10 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
         if known is None:
             doc.bind_dim(size, p.value)
             emit(p.line, p.text, "given", f"sets {size} = {p.value}", kind="setting")
+        elif p.kind != "output" and known != p.value:  # an assignment runs in program order: it binds, not claims
+            doc.bind_dim(size, p.value)
+            emit(p.line, p.text, "given", f"the code sets {size} = {p.value} again (it was {known}): later "
+                 "statements use the new value", kind="setting")
         else:
             emit(p.line, p.text, "correct" if known == p.value else "wrong", f"{size} = {known}",
                  None if known == p.value else str(known), "setting", "computed")

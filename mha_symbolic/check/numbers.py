@@ -22,7 +22,7 @@ from sympy import (
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ShapeError
 from ..statements._base import agrees, shown
-from .model import DocumentModel, as_int, dim_name
+from .model import DocumentModel, as_int, dim_name, numeric_matrix
 
 _OPS = {"eq": "=", "approx": "≈", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "ne": "≠", "def": ":="}
 Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
@@ -155,15 +155,16 @@ def _unbind(doc: DocumentModel, bound: list[str], got: Any) -> Any:
 
 
 def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: list[Any]) -> Verdict3 | None:
-    """``$d_m = 768$`` where an earlier paragraph gave the name ``d_m`` another value: the name's value lives in
-    its scope like a size's, so another scope gives it anew (another example); the same scope restating it with
-    another value contradicts itself, naming the line."""
+    """``$d_m = 768$`` (or ``$s = (1, 1, 3)$``) where an earlier paragraph gave the name another value: the name's
+    value lives in its scope like a size's, so another scope gives it anew (another example); the same scope
+    restating it with another value contradicts itself, naming the line.  Only a literal right side (a number, a
+    tuple or matrix of numbers) gives a name anew; a computed one is a claim about the name's value."""
     name = tex[0].strip()
-    if len(sides) != 2 or name not in doc.definitions or not re.fullmatch(r"\s*\d+\s*", tex[1]) or \
-            not all(v.is_number for v in values) or values[0] == values[1]:
+    if len(sides) != 2 or name not in doc.definitions or not _literal_value(tex[1]) or \
+            not all(_numeric(v) for v in values) or values[0] == values[1]:
         return None
     was, scope, line = doc.definitions[name], doc.bound_in.get(name), doc.bound_line.get(name)
-    if scope is None or not getattr(as_sympy(was), "is_number", False):
+    if scope is None or not _numeric(as_sympy(was)):
         return None
     if scope[0] == doc.paragraph[0] and scope[1] in (0, doc.paragraph[1]):
         return ("inconsistent", f"{name} is {was} earlier in this paragraph (line {line})", str(was), "computed")
@@ -172,6 +173,28 @@ def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: l
     doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
     return ("given", f"{name} = {values[1]}: another value of a name given {was} in another paragraph (line {line}): "
             "another example", None, "")
+
+
+#: a number, or a tuple or list of numbers, as written: ``768``, ``-0.5``, ``(1, 1, 3)``, ``[2, 4]``
+_LITERAL = re.compile(r"\s*(?:[-+]?\d+(?:\.\d+)?|[(\[]\s*[-+]?\d+(?:\.\d+)?(?:\s*,\s*[-+]?\d+(?:\.\d+)?)*\s*[)\]])\s*")
+
+
+def _another_scope(doc: DocumentModel, name: str, reshaped: bool) -> bool:
+    """Is a name given a literal value again outside the scope (paragraph, list item) that gave it the first (or
+    given another shape anywhere)?  Then it starts another example."""
+    scope = doc.bound_in.get(name)
+    return reshaped or scope is None or not (scope[0] == doc.paragraph[0] and scope[1] in (0, doc.paragraph[1]))
+
+
+def _literal_value(tex: str) -> bool:
+    return bool(_LITERAL.fullmatch(tex)) or numeric_matrix(tex) is not None
+
+
+def _numeric(v: Any) -> bool:
+    """A number, or a matrix of numbers."""
+    if isinstance(v, MatrixBase):
+        return all(getattr(x, "is_number", False) for x in v)
+    return bool(getattr(v, "is_number", False))
 
 
 def _by_definition(doc: DocumentModel, values: list[Any]) -> list[Any] | None:
@@ -507,13 +530,21 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         stated_shape = stated.shape
     verdicts: list[Verdict3] = []
     name = tex[0].strip() if len(sides) == 2 else ""
-    if name in doc.definitions and stated_at == [0, 1] and stated_shape is not None and \
-            _literal(sides[0]).shape != stated.shape:  # type: ignore[union-attr]
-        # S = [3 x 3 numbers] earlier, now S = [4 x 4 numbers]: another example, not a claim
-        was = doc.definitions[name]
+    before = _literal(sides[0])
+    if name in doc.definitions and stated_at == [0, 1] and stated_shape is not None and before is not None and \
+            before != stated and (ops[0] in ("eq", "def") or before.shape != stated.shape):
+        # S = [3 x 3 numbers] earlier, now S = [4 x 4 numbers]; s = (1, 2, 3) in one paragraph, s = (1, 1, 3) in a
+        # later one: another example, not a claim (the name's value lives in its scope, as a size's does). In the
+        # same scope, two literal values of one name are an alternative or a slip: said, not judged. "=" gives a
+        # name a value; "p ≈ (0, 1)" claims one, and is compared
+        was, line = doc.definitions[name], doc.bound_line.get(name)
+        if not _another_scope(doc, name, was.shape != stated.shape):
+            return ("unchecked", f"{name} was given other values on line {line} of this paragraph: another example "
+                    "or a slip, not judged", None, "")
         doc.definitions[name] = stated
+        doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
         return ("given", f"another example: {name} given again ({stated.rows} x {stated.cols}; it was {was.rows} x "
-                f"{was.cols}), the earlier values no longer apply", None, "")
+                f"{was.cols}{f', line {line}' if line else ''}), the earlier values no longer apply", None, "")
     if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
         return _compare_chain([_literal(s) for s in sides], ops, tex, "computed", raw=sides)
     owners: list[int] = []  # the side each verdict is about
@@ -553,6 +584,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 continue
             if isinstance(s, Symbol) and dim_name(s.name) is None and s.name not in doc.definitions:
                 doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
+                doc.bound_in[s.name], doc.bound_line[s.name] = doc.paragraph, doc.line  # in this scope
                 verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))
                 continue
             if _scalar_free(s):
@@ -655,6 +687,7 @@ def _own_value(doc: DocumentModel, sides: list[Any], i: int, stated: ImmutableMa
     if i != 0 or len(sides) != 2 or not isinstance(s, MatrixSymbol) or stated.shape == (1, 1):
         return False
     doc.definitions[str(s)] = stated
+    doc.bound_in[str(s)], doc.bound_line[str(s)] = doc.paragraph, doc.line
     n = doc.known_dims().get("n")
     if doc.cross and re.fullmatch(r"Q(?:_\d+)?", str(s)) and n is not None and n != stated.rows:
         # cross-attention: the document's own queries have stated.rows rows, so the length it bound as n counts

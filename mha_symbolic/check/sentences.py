@@ -47,8 +47,9 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
 
     if _code_spans(doc, p, emit, scoped or {}):
         return
+    # (a shape of more than two sizes, "(2, 12, 128, 128)", is batched: not read as its first two)
     stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+(?:\$\s*)?(?:\(\s*)?(\w{1,64})\s*"
-                       r"(?:\\times|×|x|,)\s*(\w+)\s*\)?\s*\$?(?![\w^])", p.text)
+                       r"(?:\\times|×|x|,)\s*(\w+)(?!\s*,\s*\w)\s*\)?\s*\$?(?![\w^])", p.text)
     plain = None if stated else re.match(r"\s*([^\s$`]+)\s+(?:is|has shape|ist|es|est)\s+(\d+)\s*(?:×|x)\s*(\d+)\b",
                                          p.text)
     if plain:  # "head⁽¹⁾ is 5 × 5" in plain text: judged only when the name reads as a matrix
