@@ -24,6 +24,7 @@ __all__ = [
     "SizeLimitError",
     "MaskError",
     "require",
+    "require_int",
 ]
 
 
@@ -68,3 +69,20 @@ def require(value: object, kind: type | tuple[type, ...], where: str, wanted: st
                                                                                 else (kind,)):
         names = wanted or " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise InputError(f"{where} must be {names}, got {type(value).__name__}")
+
+
+def require_int(value: object, where: str, low: int = 1, high: int | None = None) -> None:
+    """Raise an :class:`InputError` naming the parameter unless ``value`` is a whole number in ``low..high`` (a
+    bool is not one): the package's error for a count or size, instead of Python's from deep inside.
+
+    >>> require_int(3, "h"); require_int("x", "h")
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.InputError: h must be a whole number from 1, got 'x'
+    """
+    import numbers
+
+    span = f"from {low}" + ("" if high is None else f" to {high}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < low or \
+            (high is not None and int(value) > high):
+        raise InputError(f"{where} must be a whole number {span}, got {value!r}")

@@ -516,3 +516,31 @@ def test_a_code_assignment_rebinds_a_size_in_program_order():
     got = check_text(json.dumps(nb), name="a.ipynb", isolate=False).findings
     assert [(f.cell, f.status) for f in got if not f.output] == [(0, "given"), (1, "given"), (2, "given")]
     assert "the code sets n = 10 again (it was 6)" in got[2].message
+
+
+@pytest.mark.parametrize("bad", ["x", 2.5, True, 0, 10**9, None], ids=["str", "float", "bool", "zero", "huge", "none"])
+def test_counts_given_to_the_proofs_are_checked(bad):
+    """A count of a proof or a rank claim that is not a whole number in range was Python's TypeError from range()
+    (or, for a huge one, work without end)."""
+    from mha_symbolic.proofs import (
+        head_permutation_invariance,
+        monte_carlo_variance,
+        permutation_equivariance,
+        softmax_jacobian,
+        softmax_shift_invariance,
+        split_equals_projection,
+        sqrt_dk_scaling,
+    )
+    from mha_symbolic.rank import multihead_rank_comparison
+
+    calls = {"head_permutation_invariance's h": lambda: head_permutation_invariance(bad),
+             "monte_carlo_variance's d_k": lambda: monte_carlo_variance(bad),
+             "permutation_equivariance's n": lambda: permutation_equivariance(bad),
+             "softmax_shift_invariance's max_n": lambda: softmax_shift_invariance(bad),
+             "softmax_jacobian's sizes": lambda: softmax_jacobian((2, bad)),
+             "split_equals_projection's max_h": lambda: split_equals_projection(bad),
+             "sqrt_dk_scaling's full_check_up_to": lambda: sqrt_dk_scaling(bad),
+             "multihead_rank_comparison's n": lambda: multihead_rank_comparison(bad)}
+    for where, call in calls.items():
+        with pytest.raises(InputError, match=re.escape(where) + " must be a whole number from"):
+            call()

@@ -67,6 +67,9 @@ def split_equals_projection(max_h: int = 4) -> Proof:
     3. The whole engine: the split model and the projection model with weights
        ``P_i`` give the same matrix at every step (symbolic entries, n=2, d_model=4, h=2).
     """
+    from ..errors import require_int
+
+    require_int(max_h, "split_equals_projection's max_h", 1, 8)
     n, dk, h, i = (dimension_symbol(s) for s in ("n", "d_k", "h", "i"))
     X_lo = MatrixSymbol("X_{<i}", n, (i - 1) * dk)
     X_i = MatrixSymbol("X_i", n, dk)

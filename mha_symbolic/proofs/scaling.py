@@ -39,6 +39,11 @@ __all__ = ["sqrt_dk_scaling", "monte_carlo_variance"]
 
 def monte_carlo_variance(d_k: int, samples: int = 200_000, seed: int = 0) -> tuple[float, float]:
     """Sample variances of ``q.k`` and ``q.k / sqrt(d_k)`` for standard normal components (evidence)."""
+    from ..errors import require_int
+
+    require_int(d_k, "monte_carlo_variance's d_k", 1, 1 << 16)
+    require_int(samples, "monte_carlo_variance's samples", 1, 10**7)
+    require_int(seed, "monte_carlo_variance's seed", 0)
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((samples, d_k))
     k = rng.standard_normal((samples, d_k))
@@ -48,6 +53,10 @@ def monte_carlo_variance(d_k: int, samples: int = 200_000, seed: int = 0) -> tup
 
 def sqrt_dk_scaling(full_check_up_to: int = 6, monte_carlo_samples: int = 200_000) -> Proof:
     """The scaling argument as a :class:`Proof` (``result`` holds the closed forms)."""
+    from ..errors import require_int
+
+    require_int(full_check_up_to, "sqrt_dk_scaling's full_check_up_to", 1, 12)
+    require_int(monte_carlo_samples, "sqrt_dk_scaling's monte_carlo_samples", 0, 10**7)
     sigma = Symbol("sigma", positive=True)
     d_k = dimension_symbol("d_k")
     q, k = Normal("q_j", 0, sigma), Normal("k_j", 0, sigma)

@@ -87,6 +87,10 @@ def softmax_rank_counterexample() -> RankClaim:
 
 def multihead_rank_comparison(n: int = 64, d_model: int = 64, heads: tuple[int, int] = (1, 4)) -> RankClaim:
     """Seed 002's "higher rank representation" claim at equal total width, bounded and witnessed."""
+    from ..errors import require_int
+
+    require_int(n, "multihead_rank_comparison's n", 1, 1024)
+    require_int(d_model, "multihead_rank_comparison's d_model", 1, 1024)
     bounds: dict[str, Any] = {}
     exact: dict[str, int] = {}
     for h in heads:
