@@ -96,6 +96,7 @@ class Deadline:
     """A point in time a job must finish by (``None`` seconds: never); checked cooperatively."""
 
     def __init__(self, seconds: float | None) -> None:
+        Budget(seconds=seconds, memory=None)  # validates: a positive number or None, the error naming it
         self.seconds = seconds
         self._end = None if seconds is None else clock() + seconds
 

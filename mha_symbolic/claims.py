@@ -322,6 +322,10 @@ def run_claims(claims: list[Claim] | None = None, source: str | None = None) -> 
 
     A statement the engine refuses (a package error) leaves its claim ``undecided``, with the error.
     """
+    from .errors import require
+
+    require(claims, (list, tuple, type(None)), "run_claims' claims", "a list of Claim or None")
+    require(source, (str, type(None)), "run_claims' source", "a str or None")
     chosen = CLAIMS if claims is None else claims
     if source is not None:
         chosen = [c for c in chosen if source in c.source]

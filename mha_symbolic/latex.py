@@ -60,6 +60,9 @@ def escape_text(s: str) -> str:
     >>> print(escape_text("W_Q^i = 50% & more"))
     W\_Q\textasciicircum{}i = 50\% \& more
     """
+    from .errors import require
+
+    require(s, str, "escape_text's s", "a str")
     return "".join(_SPECIALS.get(c, c) for c in s)
 
 
@@ -88,6 +91,9 @@ def prose_latex(text: str) -> str:
     >>> print(prose_latex("the d_k terms of W_O^(i) add: 50%"))
     \text{the } d_{k} \text{ terms of } W_{O}^{(i)} \text{ add: 50} \%
     """
+    from .errors import require
+
+    require(text, str, "prose_latex's text", "a str")
     pieces = []
     last = 0
     for m in _MATH_WORD.finditer(text):
@@ -108,6 +114,9 @@ def prose_markdown(text: str) -> str:
     >>> print(prose_markdown("the d_k terms of W_O^(i), from V's width"))
     the $d_{k}$ terms of $W_{O}^{(i)}$, from V's width
     """
+    from .errors import require
+
+    require(text, str, "prose_markdown's text", "a str")
     pieces = []
     last = 0
     for m in _MATH_WORD.finditer(text):
@@ -129,6 +138,9 @@ def statement_markdown(text: str) -> str:
     >>> print(statement_markdown(r"\sqrt{d_k} = 8"), "|", statement_markdown("heads of width d_k"))
     $\sqrt{d_k} = 8$ | heads of width $d_{k}$
     """
+    from .errors import require
+
+    require(text, str, "statement_markdown's text", "a str")
     return f"${text}$" if "\\" in text else prose_markdown(text)
 
 

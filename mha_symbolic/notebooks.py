@@ -66,7 +66,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
 
 
 def build_notebook(cells: list[tuple[str, str]]) -> Any:
+    """A notebook of ``(kind, source)`` cells, markdown or code."""
     import nbformat
+
+    from .errors import InputError
+
+    if not isinstance(cells, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) == 2 for c in cells):
+        raise InputError("build_notebook's cells must be a list of (kind, source) pairs")
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -79,7 +85,13 @@ def execute_notebook(nb: Any, cwd: Any = None, timeout: int = 300) -> Any:
     """Run every cell (raises ``nbclient.exceptions.CellExecutionError`` on the first failure)."""
     from nbclient import NotebookClient
 
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    from .errors import InputError
+
+    notebook: Any = nb
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or not isinstance(nb.get("metadata"), dict):
+        raise InputError(f"execute_notebook's nb must be a notebook (nbformat.NotebookNode with cells and "
+                         f"metadata), got {type(nb).__name__}")
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(cwd or ".")}}).execute()
     return nb
 

@@ -249,6 +249,9 @@ def _source(weights: Any) -> TensorSource:
 
 def detect_layout(keys: Iterable[str]) -> str:
     """The one layout whose anchor tensor some key ends with (an error naming them if none or several)."""
+
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, Iterable):
+        raise InputError(f"detect_layout's keys must be tensor names (a list of str), got {type(keys).__name__}")
     keys = list(keys)
     found = [name for name, anchor in ANCHORS.items() if any(_ends(k, anchor) for k in keys)]
     if len(found) != 1:
@@ -281,6 +284,9 @@ def _blocks(keys: list[str], layout: str) -> list[tuple[int, str]]:
 
 def read_config(path: str | Path) -> dict[str, int]:
     """Head counts from a ``config.json`` beside a checkpoint (Hugging Face names), when it is there."""
+
+    if not isinstance(path, (str, Path)):
+        raise InputError(f"read_config's path must be a path (str or Path), got {type(path).__name__}")
     config = Path(path).with_name("config.json")
     if not config.exists():
         return {}

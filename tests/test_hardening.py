@@ -544,3 +544,28 @@ def test_counts_given_to_the_proofs_are_checked(bad):
     for where, call in calls.items():
         with pytest.raises(InputError, match=re.escape(where) + " must be a whole number from"):
             call()
+
+
+def _more_public_calls():
+    from mha_symbolic.budget import Deadline
+    from mha_symbolic.claims import run_claims
+    from mha_symbolic.latex import escape_text, prose_latex, prose_markdown, statement_markdown
+    from mha_symbolic.notebooks import build_notebook, execute_notebook
+    from mha_symbolic.parse import too_large
+    from mha_symbolic.plots import rank_sweep_plot, scaling_variance_plot
+    from mha_symbolic.weights import detect_layout, read_config
+
+    return {"escape_text's s": escape_text, "prose_latex's text": prose_latex,
+            "prose_markdown's text": prose_markdown, "statement_markdown's text": statement_markdown,
+            "too_large's tex": too_large, "detect_layout's keys": detect_layout, "read_config's path": read_config,
+            "run_claims' claims": run_claims, "rank_sweep_plot's results": rank_sweep_plot,
+            "scaling_variance_plot's d_ks": scaling_variance_plot, "build_notebook's cells": build_notebook,
+            "execute_notebook's nb": execute_notebook, "Budget: seconds": Deadline}
+
+
+@pytest.mark.parametrize("where", list(_more_public_calls()))
+def test_more_wrong_types_are_the_packages_error(where):
+    """Each was an AttributeError or TypeError from inside (the wrong-type sweep of 157 public callables)."""
+    with pytest.raises(MHASymbolicError) as error:
+        _more_public_calls()[where](object())
+    assert str(error.value).startswith(where)

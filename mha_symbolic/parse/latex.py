@@ -531,6 +531,9 @@ def too_large(tex: str) -> str | None:
     >>> too_large("10^{10^{10}} = 5"), too_large("2^{10} = 1024")
     ('a tower of exponents', None)
     """
+    from ..errors import require
+
+    require(tex, str, "too_large's tex", "a str")
     if re.search(r"\^\s*\{[^{}]*\^", tex):
         return "a tower of exponents"
     m = re.search(r"\^\s*\{?\s*(\d{4,})", tex)
