@@ -569,3 +569,20 @@ def test_more_wrong_types_are_the_packages_error(where):
     with pytest.raises(MHASymbolicError) as error:
         _more_public_calls()[where](object())
     assert str(error.value).startswith(where)
+
+
+def test_a_truth_value_is_not_put_in_a_matrix_as_a_number():
+    """A side that evaluates to a truth value was wrapped in a Matrix (SymPy's deprecation of non-Expr entries,
+    seen under the document fuzz); it is now the package's error, which the piece turns into `unchecked`."""
+    import warnings
+
+    from sympy import Eq, Integer
+
+    from mha_symbolic.check.model import DocumentModel
+    from mha_symbolic.check.numbers import _value
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(MHASymbolicError, match="is not a value"):
+            _value(DocumentModel(), Eq(Integer(1), Integer(1), evaluate=False))
+        assert _value(DocumentModel(), Integer(3) / 4).tolist() == [[Integer(3) / 4]]

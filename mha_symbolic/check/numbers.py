@@ -304,7 +304,11 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
         value = e.doit()
         value = value.as_explicit() if isinstance(value, MatrixExpr) else value
         value = value.subs(_dims_subs(doc, value)) if hasattr(value, "subs") else value  # Q K^T / sqrt(d_k)
-        return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
+        if isinstance(value, MatrixBase):
+            return ImmutableMatrix(value)
+        if not isinstance(value, Expr):  # a truth value or a relation (x < 2), not a number
+            raise MHASymbolicError(f"{e} is not a value (it reads as {type(value).__name__})")
+        return ImmutableMatrix([[value]])
     M = doc.model()
     if e.atoms(MultiHead):
         e = e.xreplace({m: M.steps["Output"].symbol for m in e.atoms(MultiHead)})
