@@ -41,7 +41,7 @@ from typing import Any
 from sympy import sqrt
 
 from .attention import MultiHeadAttention
-from .errors import InputError, MHASymbolicError
+from .errors import InputError, MHASymbolicError, require
 from .latex import prose_markdown, statement_markdown
 from .proofs import head_decomposition, two_heads_not_one
 from .proofs.grouped import gqa_equals_repeated_kv
@@ -322,8 +322,6 @@ def run_claims(claims: list[Claim] | None = None, source: str | None = None) -> 
 
     A statement the engine refuses (a package error) leaves its claim ``undecided``, with the error.
     """
-    from .errors import require
-
     require(claims, (list, tuple, type(None)), "run_claims' claims", "a list of Claim or None")
     require(source, (str, type(None)), "run_claims' source", "a str or None")
     chosen = CLAIMS if claims is None else claims

@@ -51,8 +51,6 @@ def dimension_symbol(name: str) -> Symbol:
     >>> dimension_symbol("d_k").is_positive
     True
     """
-    from .errors import require
-
     require(name, str, "dimension_symbol's name", "a str")
     return Symbol(name, integer=True, positive=True)
 

@@ -39,7 +39,7 @@ from typing import Any
 from sympy import Symbol
 from sympy.printing.latex import LatexPrinter
 
-from .errors import InputError
+from .errors import InputError, require
 
 __all__ = ["Notation", "NOTATIONS", "DEFAULT_NOTATION", "MHALatexPrinter", "latex", "notation_of", "sub",
            "repr_latex", "TRANSPOSES", "LatexReprMixin", "terminating_decimal", "escape_text", "prose_latex",
@@ -60,8 +60,6 @@ def escape_text(s: str) -> str:
     >>> print(escape_text("W_Q^i = 50% & more"))
     W\_Q\textasciicircum{}i = 50\% \& more
     """
-    from .errors import require
-
     require(s, str, "escape_text's s", "a str")
     return "".join(_SPECIALS.get(c, c) for c in s)
 
@@ -91,8 +89,6 @@ def prose_latex(text: str) -> str:
     >>> print(prose_latex("the d_k terms of W_O^(i) add: 50%"))
     \text{the } d_{k} \text{ terms of } W_{O}^{(i)} \text{ add: 50} \%
     """
-    from .errors import require
-
     require(text, str, "prose_latex's text", "a str")
     pieces = []
     last = 0
@@ -114,8 +110,6 @@ def prose_markdown(text: str) -> str:
     >>> print(prose_markdown("the d_k terms of W_O^(i), from V's width"))
     the $d_{k}$ terms of $W_{O}^{(i)}$, from V's width
     """
-    from .errors import require
-
     require(text, str, "prose_markdown's text", "a str")
     pieces = []
     last = 0
@@ -138,8 +132,6 @@ def statement_markdown(text: str) -> str:
     >>> print(statement_markdown(r"\sqrt{d_k} = 8"), "|", statement_markdown("heads of width d_k"))
     $\sqrt{d_k} = 8$ | heads of width $d_{k}$
     """
-    from .errors import require
-
     require(text, str, "statement_markdown's text", "a str")
     return f"${text}$" if "\\" in text else prose_markdown(text)
 

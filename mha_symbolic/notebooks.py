@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
+
 __all__ = ["NOTEBOOKS", "build_notebook", "write_notebooks", "execute_notebook"]
 
 _MD, _PY = "markdown", "code"
@@ -69,8 +71,6 @@ def build_notebook(cells: list[tuple[str, str]]) -> Any:
     """A notebook of ``(kind, source)`` cells, markdown or code."""
     import nbformat
 
-    from .errors import InputError
-
     if not isinstance(cells, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) == 2 for c in cells):
         raise InputError("build_notebook's cells must be a list of (kind, source) pairs")
 
@@ -84,8 +84,6 @@ def build_notebook(cells: list[tuple[str, str]]) -> Any:
 def execute_notebook(nb: Any, cwd: Any = None, timeout: int = 300) -> Any:
     """Run every cell (raises ``nbclient.exceptions.CellExecutionError`` on the first failure)."""
     from nbclient import NotebookClient
-
-    from .errors import InputError
 
     notebook: Any = nb
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or not isinstance(nb.get("metadata"), dict):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import InputError, require
+from .errors import InputError, require, require_int
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
@@ -166,8 +166,6 @@ def singular_value_spectra(E: Evaluation, path: Any = None, tol: float = 1e-12) 
 
 def rank_sweep_plot(results: list[Any], path: Any = None) -> Any:
     """Proven bound against certified rank for every quantity of every swept configuration."""
-    from .errors import require
-
     require(results, (list, tuple), "rank_sweep_plot's results", "a list of SweepResult (rank_sweep())")
     fig = _figure(figsize=(4.5, 4.2))
     ax = fig.subplots()
@@ -187,8 +185,6 @@ def rank_sweep_plot(results: list[Any], path: Any = None) -> Any:
 def scaling_variance_plot(d_ks: list[int] | None = None, samples: int = 20_000, path: Any = None,
                           seed: int = 0) -> Any:
     """Var(q.k) and Var(q.k / sqrt(d_k)) against d_k: the exact lines and Monte Carlo points."""
-    from .errors import require, require_int
-
     require(d_ks, (list, tuple, type(None)), "scaling_variance_plot's d_ks", "a list of widths or None")
     for d in d_ks or ():
         require_int(d, "scaling_variance_plot's d_ks", 1, 1 << 16)

@@ -63,7 +63,7 @@ from sympy.matrices.expressions.slice import MatrixSlice
 
 from .._convert import as_sympy
 from ..concat import Concat, ConcatHeads
-from ..errors import ParseError, SizeLimitError
+from ..errors import ParseError, SizeLimitError, require
 from ..formulas import Attention, Equation, MultiHead
 from ..heads import HeadMatrix
 from ..latex import NOTATIONS, latex
@@ -531,8 +531,6 @@ def too_large(tex: str) -> str | None:
     >>> too_large("10^{10^{10}} = 5"), too_large("2^{10} = 1024")
     ('a tower of exponents', None)
     """
-    from ..errors import require
-
     require(tex, str, "too_large's tex", "a str")
     if re.search(r"\^\s*\{[^{}]*\^", tex):
         return "a tower of exponents"

@@ -35,7 +35,7 @@ from typing import Any
 from sympy import BlockMatrix, Eq, ImmutableMatrix, MatrixSymbol, ZeroMatrix, block_collapse, symbols, zeros
 
 from ..dims import dimension_symbol
-from ..errors import InputError
+from ..errors import InputError, require_int
 from ..values import to_matrix
 from ._proof import Proof, ProofStep
 
@@ -67,8 +67,6 @@ def split_equals_projection(max_h: int = 4) -> Proof:
     3. The whole engine: the split model and the projection model with weights
        ``P_i`` give the same matrix at every step (symbolic entries, n=2, d_model=4, h=2).
     """
-    from ..errors import require_int
-
     require_int(max_h, "split_equals_projection's max_h", 1, 8)
     n, dk, h, i = (dimension_symbol(s) for s in ("n", "d_k", "h", "i"))
     X_lo = MatrixSymbol("X_{<i}", n, (i - 1) * dk)

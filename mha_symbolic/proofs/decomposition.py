@@ -28,6 +28,7 @@ from sympy import BlockMatrix, Eq, MatAdd, MatMul, MatrixSymbol, block_collapse,
 
 from ..attention import MultiHeadAttention
 from ..dims import dimension_symbol
+from ..errors import require
 from ._proof import Proof, ProofStep, integer_instance
 
 __all__ = ["head_decomposition"]
@@ -64,8 +65,6 @@ def head_decomposition(model: MultiHeadAttention | None = None, max_h: int = 8, 
     """The three identities above, verified for ``h = 1..max_h`` (block algebra) and by the engine
     evaluating ``model``'s mathematics (its convention, scale and mask) for ``h = 1..engine_up_to``."""
     from ..attention import MultiHeadAttention
-    from ..errors import require
-
     require(model, (MultiHeadAttention, type(None)), "head_decomposition's model", "a MultiHeadAttention or None")
     model = MultiHeadAttention() if model is None else model
     n, dm, dk, dv = (dimension_symbol(s) for s in ("n", "d_model", "d_k", "d_v"))

@@ -31,6 +31,7 @@ from sympy.stats import Expectation, Normal, Uniform
 from sympy.stats import variance as stats_variance
 
 from ..dims import dimension_symbol
+from ..errors import require_int
 from ..latex import latex
 from ._proof import Proof, ProofStep
 
@@ -39,8 +40,6 @@ __all__ = ["sqrt_dk_scaling", "monte_carlo_variance"]
 
 def monte_carlo_variance(d_k: int, samples: int = 200_000, seed: int = 0) -> tuple[float, float]:
     """Sample variances of ``q.k`` and ``q.k / sqrt(d_k)`` for standard normal components (evidence)."""
-    from ..errors import require_int
-
     require_int(d_k, "monte_carlo_variance's d_k", 1, 1 << 16)
     require_int(samples, "monte_carlo_variance's samples", 1, 10**7)
     require_int(seed, "monte_carlo_variance's seed", 0)
@@ -53,8 +52,6 @@ def monte_carlo_variance(d_k: int, samples: int = 200_000, seed: int = 0) -> tup
 
 def sqrt_dk_scaling(full_check_up_to: int = 6, monte_carlo_samples: int = 200_000) -> Proof:
     """The scaling argument as a :class:`Proof` (``result`` holds the closed forms)."""
-    from ..errors import require_int
-
     require_int(full_check_up_to, "sqrt_dk_scaling's full_check_up_to", 1, 12)
     require_int(monte_carlo_samples, "sqrt_dk_scaling's monte_carlo_samples", 0, 10**7)
     sigma = Symbol("sigma", positive=True)

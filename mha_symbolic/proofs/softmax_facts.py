@@ -13,6 +13,7 @@ from __future__ import annotations
 from sympy import Eq, IndexedBase, Matrix, Rational, Sum, Symbol, diag, exp, expand, limit, oo, simplify, symbols, zeros
 
 from ..dims import dimension_symbol
+from ..errors import require, require_int
 from ..latex import latex
 from ._proof import Proof, ProofStep
 
@@ -26,8 +27,6 @@ def _softmax(s: list) -> list:
 
 def softmax_shift_invariance(max_n: int = 6) -> Proof:
     """``softmax(s + c 1) = softmax(s)``: for symbolic ``n`` by SymPy, and for ``n = 1..max_n`` explicitly."""
-    from ..errors import require_int
-
     require_int(max_n, "softmax_shift_invariance's max_n", 1, 12)
     n = dimension_symbol("n")
     c = Symbol("c", real=True)
@@ -56,8 +55,6 @@ def softmax_shift_invariance(max_n: int = 6) -> Proof:
 
 def softmax_jacobian(sizes: tuple[int, ...] = (2, 3, 4)) -> Proof:
     """``d softmax(s) / d s = diag(p) - p p^T``, by differentiating the explicit softmax."""
-    from ..errors import require, require_int
-
     require(sizes, (tuple, list), "softmax_jacobian's sizes", "a tuple of vector lengths")
     for size in sizes:
         require_int(size, "softmax_jacobian's sizes", 1, 12)

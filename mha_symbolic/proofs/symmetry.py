@@ -16,6 +16,7 @@ import numpy as np
 from sympy import ImmutableMatrix, Matrix, simplify, zeros
 
 from ..attention import MultiHeadAttention
+from ..errors import require_int
 from ._proof import Proof, ProofStep, integer_instance
 
 __all__ = ["head_permutation_invariance", "permutation_equivariance", "causal_breaks_equivariance"]
@@ -31,8 +32,6 @@ def _permutation_matrix(perm: tuple[int, ...]) -> ImmutableMatrix:
 
 def head_permutation_invariance(h: int = 3, seed: int = 0) -> Proof:
     """Permuting the heads together with W_O's row blocks leaves the output unchanged."""
-    from ..errors import require_int
-
     require_int(h, "head_permutation_invariance's h", 1, 16)
     require_int(seed, "head_permutation_invariance's seed", 0)
     n, dk = 3, 2
@@ -58,8 +57,6 @@ def head_permutation_invariance(h: int = 3, seed: int = 0) -> Proof:
 
 def permutation_equivariance(n: int = 3, d_model: int = 2, h: int = 1) -> Proof:
     """Without a mask, MHA(P X) = P MHA(X) for every permutation P: exact, with symbolic entries."""
-    from ..errors import require_int
-
     require_int(n, "permutation_equivariance's n", 1, 8)
     require_int(d_model, "permutation_equivariance's d_model", 1, 8)
     require_int(h, "permutation_equivariance's h", 1, 8)

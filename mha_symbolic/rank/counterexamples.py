@@ -35,7 +35,7 @@ import numpy as np
 from sympy import ImmutableMatrix, Matrix, Rational, eye, log, sqrt, zeros
 
 from ..attention import MultiHeadAttention
-from ..errors import InputError, require
+from ..errors import InputError, require, require_int
 from ..latex import prose_markdown, statement_markdown
 from ..softmax import explicit_softmax
 from ..values import to_matrix
@@ -87,8 +87,6 @@ def softmax_rank_counterexample() -> RankClaim:
 
 def multihead_rank_comparison(n: int = 64, d_model: int = 64, heads: tuple[int, int] = (1, 4)) -> RankClaim:
     """Seed 002's "higher rank representation" claim at equal total width, bounded and witnessed."""
-    from ..errors import require_int
-
     require_int(n, "multihead_rank_comparison's n", 1, 1024)
     require_int(d_model, "multihead_rank_comparison's d_model", 1, 1024)
     bounds: dict[str, Any] = {}
