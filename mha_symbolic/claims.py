@@ -35,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -306,6 +307,13 @@ def claim(claim_id: str) -> Claim:
 
 class ClaimResults(list):  # type: ignore[type-arg]
     """A list of :class:`ClaimResult` that renders as a Markdown table in Jupyter."""
+
+    def __init__(self, results: Iterable[ClaimResult] = ()):
+        require(results, Iterable, "ClaimResults' results", "an iterable of ClaimResult")
+        items = list(results)
+        for k, r in enumerate(items):
+            require(r, ClaimResult, f"ClaimResults' results[{k}]", "a ClaimResult")
+        super().__init__(items)
 
     def _repr_markdown_(self) -> str:
         rows = ["| id | claim | source | basis | verdict | why |", "|---|---|---|---|---|---|"]

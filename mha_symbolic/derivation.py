@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -400,6 +401,8 @@ def write_documents(out_dir: Any, documents: dict[str, Derivation] | None = None
     """Write ``NAME.tex`` / ``NAME.md`` for each document; returns the paths."""
     from pathlib import Path
 
+    require(out_dir, (str, os.PathLike), "write_documents' out_dir", "a path")
+    require(documents, (dict, type(None)), "write_documents' documents", "a dict of names to Derivation, or None")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -430,6 +433,7 @@ def compile_pdf(tex_path: Any, timeout: float = 120) -> CompileResult:
     import subprocess
     from pathlib import Path
 
+    require(tex_path, (str, os.PathLike), "compile_pdf's tex_path", "a path")
     exe = shutil.which("pdflatex")
     if exe is None:
         raise InputError("pdflatex not found: install TeX Live (e.g. apt-get install --no-install-recommends "

@@ -35,7 +35,7 @@ from typing import Any
 from sympy import Basic, Eq, Expr, Integer, Symbol, Tuple, expand, simplify
 
 from ._convert import as_sympy
-from .errors import DimensionError, require
+from .errors import DimensionError, InputError, require
 from .latex import LatexReprMixin
 
 __all__ = ["Dims", "dimension_symbol", "DIMENSION_NAMES"]
@@ -174,7 +174,10 @@ class Dims(LatexReprMixin, Basic):
         >>> D.simplify(D.d_v + D.d_v)
         d_model
         """
-        e = expand(as_sympy(expr, "Dims.simplify's expression"))
+        e = as_sympy(expr, "Dims.simplify's expression")
+        if not isinstance(e, Expr):
+            raise InputError(f"Dims.simplify's expression must be a scalar expression, got {type(expr).__name__}")
+        e = expand(e)
         for sym, rhs in self.definitions.items():
             num, den = rhs.as_numer_denom()
             e = expand(e.subs(den * sym, num))
@@ -182,6 +185,8 @@ class Dims(LatexReprMixin, Basic):
 
     def shape(self, shape: tuple[Any, Any]) -> tuple[Expr, Expr]:
         """Simplify both entries of a shape."""
+        if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+            raise InputError(f"Dims.shape's shape must be a pair (rows, columns), got {shape!r}")
         return (self.simplify(shape[0]), self.simplify(shape[1]))
 
     def equal(self, a: Any, b: Any) -> bool | Eq:

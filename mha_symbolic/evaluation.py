@@ -49,7 +49,16 @@ from ._shape import check_matmul, check_result
 from ._text import shape_text
 from .concat import Concat
 from .dims import Dims
-from .errors import DimensionError, InputError, MaskError, MHASymbolicError, ShapeError, SizeLimitError, require
+from .errors import (
+    DimensionError,
+    InputError,
+    MaskError,
+    MHASymbolicError,
+    ShapeError,
+    SizeLimitError,
+    require,
+    require_int,
+)
 from .scaling import ScaledScores
 from .softmax import Softmax, explicit_softmax
 from .values import to_head_list, to_head_vectors, to_mask, to_matrix
@@ -79,6 +88,10 @@ class Evaluation(StepMapping):
 
     def numeric(self, name: str = "Output", digits: int = 30) -> np.ndarray:
         """The step's matrix as float64, evaluated at ``digits`` significant digits first."""
+        require(name, str, "Evaluation.numeric's name", "a step name")
+        require_int(digits, "Evaluation.numeric's digits", 1, 10_000)
+        if name not in self._values:
+            raise InputError(f"Evaluation.numeric: no step {name!r}; steps are {list(self._values)}")
         M = self[name]
         if M.free_symbols:
             raise InputError(f"step {name} has symbolic entries {sorted(map(str, M.free_symbols))[:3]}...; "

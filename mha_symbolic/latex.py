@@ -152,6 +152,7 @@ def _plain(text: str) -> str:
 
 def sub(index: str) -> str:
     """A subscript: ``_i`` for one character, ``_{12}`` otherwise."""
+    require(index, str, "sub's index", "a str")
     return f"_{index}" if len(index) == 1 else f"_{{{index}}}"
 
 
@@ -197,6 +198,7 @@ class MHALatexPrinter(LatexPrinter):
                          "decimals": None, "mat_str": "bmatrix", "mat_delim": ""}
 
     def __init__(self, settings: dict[str, Any] | None = None):
+        require(settings, (dict, type(None)), "MHALatexPrinter's settings", "a dict or None")
         settings = dict(settings or {})
         if settings.get("notation", DEFAULT_NOTATION) not in NOTATIONS:
             raise InputError(f"notation must be one of {sorted(NOTATIONS)}, got {settings['notation']!r}")

@@ -7,11 +7,12 @@ executes the committed notebooks, so they cannot rot.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, require
 
 __all__ = ["NOTEBOOKS", "build_notebook", "write_notebooks", "execute_notebook"]
 
@@ -97,6 +98,7 @@ def execute_notebook(nb: Any, cwd: Any = None, timeout: int = 300) -> Any:
 def write_notebooks(out_dir: Any, execute: bool = True) -> list[Path]:
     import nbformat
 
+    require(out_dir, (str, os.PathLike), "write_notebooks' out_dir", "a path")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []

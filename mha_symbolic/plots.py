@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +190,7 @@ def scaling_variance_plot(d_ks: list[int] | None = None, samples: int = 20_000, 
     for d in d_ks or ():
         require_int(d, "scaling_variance_plot's d_ks", 1, 1 << 16)
     require_int(samples, "scaling_variance_plot's samples", 1, 10**7)
+    require(path, (str, os.PathLike, type(None)), "scaling_variance_plot's path", "a path or None")
     from .proofs import monte_carlo_variance
 
     d_ks = d_ks or [1, 2, 4, 8, 16, 32, 64]

@@ -35,16 +35,33 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from sympy import Add, Basic, Dummy, ImmutableMatrix, Piecewise, StrictGreaterThan, Sum, exp
 from sympy.logic.boolalg import BooleanAtom, false, true
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import MatrixExpr
 
 from ._convert import as_sympy
-from .errors import InputError, MaskError, ShapeError
+from .errors import InputError, MaskError, ShapeError, require
 from .latex import LatexReprMixin
 
 __all__ = ["Softmax", "softmax", "explicit_softmax"]
+
+
+def _explicit(M: Any, what: str) -> ImmutableMatrix:
+    """``M`` as an explicit matrix whose entries are numbers or SymPy expressions (``-oo`` allowed); text is
+    refused entry by entry (SymPy's ``Matrix`` would ``sympify`` it), a ragged or empty list is named."""
+    if isinstance(M, MatrixBase):
+        return ImmutableMatrix(M)
+    if isinstance(M, np.ndarray):
+        M = M.tolist()
+    require(M, (list, tuple), what, "a matrix (a SymPy Matrix, nested lists or a NumPy array)")
+    rows = [r.tolist() if isinstance(r, np.ndarray) else r for r in M]
+    if not rows or not all(isinstance(r, (list, tuple)) for r in rows) or len({len(r) for r in rows}) != 1 \
+            or not rows[0]:
+        raise InputError(f"{what} must be a non-empty list of rows of equal length")
+    return ImmutableMatrix([[as_sympy(x, f"{what} entry ({i + 1}, {j + 1})") for j, x in enumerate(r)]
+                            for i, r in enumerate(rows)])
 
 
 def explicit_softmax(M: Any, causal: bool = False, keep: Any = None) -> ImmutableMatrix:
@@ -67,10 +84,10 @@ def explicit_softmax(M: Any, causal: bool = False, keep: Any = None) -> Immutabl
     mha_symbolic.errors.MaskError: softmax of a fully masked row: row 1 has no key left to attend to
     (key padding m = [0, 0])
     """
-    M = ImmutableMatrix(M)
+    M = _explicit(M, "explicit_softmax's scores")
     weights = None
     if keep is not None:
-        keep = ImmutableMatrix(keep)
+        keep = _explicit(keep, "explicit_softmax's key-padding row")
         if keep.shape != (1, M.cols):
             raise ShapeError(f"the key-padding row has shape {keep.shape}; the scores have {M.cols} keys, so it "
                              f"must be (1, {M.cols})")

@@ -43,6 +43,7 @@ LayerWeights(layout='bert', layer=0, d_model=8, heads=2, kv_heads=2, d_k=4, d_v=
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, require
 from .files import CONFIG_BYTES, read_limited, regular_file
 from .names import LAYOUTS
 
@@ -131,13 +132,15 @@ class TensorSource:
 
     def __init__(self, tensors: Mapping[str, Any] | None = None, path: str | Path | None = None):
         self._tensors = tensors
+        require(path, (str, os.PathLike, type(None)), "TensorSource's path", "a path or None")
         self.path = Path(path) if path is not None else None
         self._keys: list[str]
         if self.path is not None:
             _check_header(self.path)
             self._keys = list(_safe_open(self.path).keys())
         else:
-            assert tensors is not None
+            require(tensors, Mapping, "TensorSource's tensors", "a mapping of names to tensors (or give path=)")
+            assert tensors is not None  # for mypy: require refused it
             self._keys = [str(k) for k in tensors]
 
     def keys(self) -> list[str]:

@@ -98,6 +98,7 @@ class SymbolTable:
 
     def __init__(self, entries: dict[str, Basic] | None = None, d_k: Any = None, head_index: Any = None,
                  unknown: Any = None):
+        require(entries, (dict, type(None)), "SymbolTable's entries", "a dict of spellings to symbols, or None")
         self.entries: dict[str, Basic] = dict(entries or {})
         self.d_k = d_k
         self.head_index = head_index

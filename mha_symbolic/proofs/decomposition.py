@@ -28,7 +28,7 @@ from sympy import BlockMatrix, Eq, MatAdd, MatMul, MatrixSymbol, block_collapse,
 
 from ..attention import MultiHeadAttention
 from ..dims import dimension_symbol
-from ..errors import require
+from ..errors import require, require_int
 from ._proof import Proof, ProofStep, integer_instance
 
 __all__ = ["head_decomposition"]
@@ -66,6 +66,8 @@ def head_decomposition(model: MultiHeadAttention | None = None, max_h: int = 8, 
     evaluating ``model``'s mathematics (its convention, scale and mask) for ``h = 1..engine_up_to``."""
     from ..attention import MultiHeadAttention
     require(model, (MultiHeadAttention, type(None)), "head_decomposition's model", "a MultiHeadAttention or None")
+    require_int(max_h, "head_decomposition's max_h", 1, 64)
+    require_int(engine_up_to, "head_decomposition's engine_up_to", 0, 8)
     model = MultiHeadAttention() if model is None else model
     n, dm, dk, dv = (dimension_symbol(s) for s in ("n", "d_model", "d_k", "d_v"))
     X = MatrixSymbol("X", n, dm)

@@ -38,7 +38,7 @@ import flint
 import numpy as np
 from sympy import Abs, Add, E, Expr, ImmutableMatrix, Mul, Pow, Rational, exp, log, pi
 
-from ..errors import InputError
+from ..errors import InputError, require
 
 __all__ = ["exact_rank", "to_arb", "arb_matrix", "MinorCertificate", "certify_rank_at_least", "certified_rank",
            "numerical_rank", "NumericalRank", "working_precision", "exact_dyadic"]
@@ -277,8 +277,22 @@ def numerical_rank(M: Any, tol: float | None = None) -> NumericalRank:
 
 
 def exact_dyadic(A: np.ndarray) -> ImmutableMatrix:
-    """A float array as the exact dyadic rationals it stores (not the decimals it prints)."""
+    """A float array as the exact dyadic rationals it stores (not the decimals it prints).
+
+    >>> exact_dyadic(np.array([[0.1, 0.5]]))
+    Matrix([[3602879701896397/36028797018963968, 1/2]])
+    >>> exact_dyadic([[1.0]])
+    Traceback (most recent call last):
+    ...
+    mha_symbolic.errors.InputError: exact_dyadic's A must be a 2-D NumPy float array, got list
+    """
     from fractions import Fraction
+
+    require(A, np.ndarray, "exact_dyadic's A", "a 2-D NumPy float array")
+    if A.ndim != 2 or A.dtype.kind not in "fiu":
+        raise InputError(f"exact_dyadic's A must be a 2-D NumPy float array, got shape {A.shape} of {A.dtype}")
+    if not np.all(np.isfinite(A)):
+        raise InputError("exact_dyadic's A has a NaN or infinite entry")
 
     return ImmutableMatrix(A.shape[0], A.shape[1],
                            [Rational(Fraction(float(x)).numerator, Fraction(float(x)).denominator) for x in A.ravel()])

@@ -180,7 +180,11 @@ def circuits(weights: LayerWeights | Iterable[LayerWeights]) -> list[HeadCircuit
     >>> [(c.head, c.kv_head, c.QK.rank().rank, c.OV.rank().rank) for c in circuits(w)]
     [(1, 1, 3, 3), (2, 2, 3, 3)]
     """
+    if not isinstance(weights, LayerWeights):
+        require(weights, Iterable, "circuits' weights", "a LayerWeights or an iterable of them")
     layers = [weights] if isinstance(weights, LayerWeights) else list(weights)
+    for k, w in enumerate(layers):
+        require(w, LayerWeights, f"circuits' weights[{k}]", "a LayerWeights")
     out = []
     for w in layers:
         for i in range(w.heads):

@@ -89,6 +89,10 @@ def multihead_rank_comparison(n: int = 64, d_model: int = 64, heads: tuple[int, 
     """Seed 002's "higher rank representation" claim at equal total width, bounded and witnessed."""
     require_int(n, "multihead_rank_comparison's n", 1, 1024)
     require_int(d_model, "multihead_rank_comparison's d_model", 1, 1024)
+    if not isinstance(heads, (tuple, list)) or len(heads) != 2:
+        raise InputError(f"multihead_rank_comparison's heads must be a pair of head counts, got {heads!r}")
+    for h in heads:
+        require_int(h, "multihead_rank_comparison's heads", 1, d_model)
     bounds: dict[str, Any] = {}
     exact: dict[str, int] = {}
     for h in heads:
@@ -192,6 +196,7 @@ def bottleneck_theorem(model: MultiHeadAttention | None = None, check_up_to: int
     from ..attention import MultiHeadAttention
 
     require(model, (MultiHeadAttention, type(None)), "bottleneck_theorem's model", "a MultiHeadAttention or None")
+    require_int(check_up_to, "bottleneck_theorem's check_up_to", 1, 32)
     from sympy import E, Min, simplify, symbols
 
     from ..proofs import softmax_shift_invariance

@@ -27,6 +27,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InputError, require, require_int
 from .witness import RankRow, rank_report
 
 __all__ = ["DEFAULT_GRID", "SweepResult", "rank_sweep", "text_progress"]
@@ -69,7 +70,14 @@ def text_progress(done: int, total: int, stream: Any = None) -> None:
 def rank_sweep(grid: Iterable[tuple[int, int, int]] | None = None, executor: Executor | None = None, workers: int = 2,
           progress: Callable[[int, int], None] | None = None) -> list[SweepResult]:
     """Reports for every configuration of ``grid`` (default :data:`DEFAULT_GRID`), in grid order."""
+    require(grid, (Iterable, type(None)), "rank_sweep's grid", "an iterable of (n, d_model, h) or None")
+    require_int(workers, "rank_sweep's workers", low=0)
     configs = list(DEFAULT_GRID if grid is None else grid)
+    for k, c in enumerate(configs):
+        if not isinstance(c, (tuple, list)) or len(c) != 3:
+            raise InputError(f"rank_sweep's grid[{k}] must be a triple (n, d_model, h), got {c!r}")
+        for label, v in zip(("n", "d_model", "h"), c, strict=True):
+            require_int(v, f"rank_sweep's grid[{k}] {label}")
     if workers <= 1 and executor is None:
         results = []
         for k, c in enumerate(configs, start=1):
