@@ -586,3 +586,58 @@ def test_a_truth_value_is_not_put_in_a_matrix_as_a_number():
         with pytest.raises(MHASymbolicError, match="is not a value"):
             _value(DocumentModel(), Eq(Integer(1), Integer(1), evaluate=False))
         assert _value(DocumentModel(), Integer(3) / 4).tolist() == [[Integer(3) / 4]]
+
+
+# ----- a long code block is judged in full: names read by kind, sides read once ----------------------------------
+def _code_block(assignments: int, planted: bool) -> str:
+    lines = ["One head: $n = 2$ tokens, $d_{model} = 2$, $h = 1$.", "", "```python", "import numpy as np"]
+    lines += [f"x{k} = {k} * 2" if k % 2 else f"a{k} = {k} + n" for k in range(assignments)]
+    lines += ["X = [[1, 0], [0, 1]]", "W_Q = [[1, 2], [3, 4]]", f"Q = [[1, 2], [3, {5 if planted else 4}]]", "```"]
+    return "\n".join(lines) + "\n"
+
+
+def test_ten_thousand_code_assignments_are_judged_to_the_end_and_a_planted_error_is_found():
+    """10^4 code assignments ran past the budget and exited 3 (each line was compared with the model's X or A_k by
+    its name and read through the LaTeX grammar).  A number given to a matrix's name is another variable; the
+    planted error after them is found.  Counted in grammar parses, not timed."""
+    from mha_symbolic.parse import latex as latex_module
+
+    latex_module._latex2sympy_memo.cache_clear()
+    report = check_text(_code_block(10_000, planted=True), isolate=False, timeout=None)
+    assert report.stopped == "" and report.exit_code == 1
+    assert [(f.latex, f.status) for f in report.findings if f.status != "given"] == \
+        [("Q = [[1, 2], [3, 5]]", "wrong")]
+    assert latex_module._latex2sympy_memo.cache_info().misses < 20  # not one parse per line
+    clean = check_text(_code_block(10, planted=False), isolate=False)
+    assert [(f.latex, f.status) for f in clean.findings if f.status != "given"] == \
+        [("Q = [[1, 2], [3, 4]]", "correct")]
+
+
+def test_a_number_given_to_a_matrixs_name_in_code_is_not_the_models_matrix():
+    """`a0 = 2 * d_k` and `x5 = 10` were compared with the model's A_1 and X and called wrong."""
+    got = check_text("We use $n = 4$, $d_{model} = 8$ and $h = 2$.\n\n```python\nd_k = 4\na0 = 2 * d_k\nx5 = 10\n"
+                     "weights1 = 0.5\n```\n", isolate=False).findings
+    assert [f.status for f in got if f.status not in ("given", "correct")] == []
+
+
+def test_bare_per_head_code_names_are_head_ones_only_when_the_model_has_one_head():
+    one = check_text("$n = 2$, $d_{model} = 2$, $h = 1$.\n\n```python\nX = [[1, 0], [0, 1]]\n"
+                     "W_Q = [[1, 2], [3, 4]]\nQ = [[1, 2], [3, 5]]\n```\n", isolate=False).findings
+    assert [(f.latex, f.status) for f in one if f.status == "wrong"] == [("Q = [[1, 2], [3, 5]]", "wrong")]
+    two = check_text("$n = 2$, $d_{model} = 2$, $h = 2$.\n\n```python\nX = [[1, 0], [0, 1]]\n"
+                     "W_Q = [[1], [3]]\nQ = [[1, 2], [3, 5]]\n```\n", isolate=False).findings
+    assert [f.status for f in two if f.status in ("wrong", "inconsistent")] == []
+
+
+def test_a_remembered_reading_is_not_shared_mutably():
+    """The grammar's reading of a short formula is remembered per process; a matrix it returns is a copy."""
+    from mha_symbolic.parse import latex as latex_module
+    from mha_symbolic.parse.latex import SymbolTable, read_expression
+
+    latex_module._latex2sympy_memo.cache_clear()
+    first = read_expression(r"\begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix}", SymbolTable(), strict=False)
+    first[0, 0] = 99
+    again = read_expression(r"\begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix}", SymbolTable(), strict=False)
+    assert again.tolist() == [[1, 2], [3, 4]]
+    info = latex_module._latex2sympy_memo.cache_info()
+    assert (info.hits, info.misses) == (1, 1)

@@ -25,8 +25,9 @@ _CODE_NAMES = {"x": "X", "wq": "W_Q^{}", "w_q": "W_Q^{}", "wk": "W_K^{}", "w_k":
                "output": "Output"}
 
 
-def _code_key(name: str, zero_based: bool) -> str | None:
-    """``WQ1`` -> ``W_Q^1``, ``weights2`` -> ``A_2``, ``W_q[0]`` -> ``W_Q^1``, ``X`` -> ``X``."""
+def _code_key(name: str, zero_based: bool, one_head: bool = False) -> str | None:
+    """``WQ1`` -> ``W_Q^1``, ``weights2`` -> ``A_2``, ``W_q[0]`` -> ``W_Q^1``, ``X`` -> ``X``; with ``one_head`` (the
+    document's model has h = 1) a per-head name without its number is head 1's: ``W_Q`` -> ``W_Q^1``."""
     m = re.fullmatch(r"([A-Za-z_]+?)_?(\d*)(?:_output)?(?:\[(\d+)\])?", name.strip())
     if not m:
         return None
@@ -38,7 +39,7 @@ def _code_key(name: str, zero_based: bool) -> str | None:
         return fmt
     index = sub if sub is not None else digits
     if not index:
-        return None
+        return fmt.format(1) if one_head else None
     i = int(index) + (1 if (sub is not None or zero_based) else 0)
     return fmt.format(i)
 
@@ -82,12 +83,14 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
     if p.kind == "output" and _printed_expression(doc, p, emit):
         return
     code_zero = bool(re.search(r"\b(?:[A-Za-z]+_?0|\w+\[0\])\b", p.name or "")) or doc.zero_based_code
-    key = _code_key(p.name, code_zero)
+    key = _code_key(p.name, code_zero, doc.known_dims().get("h") == 1)
     stacked = _stacked(p.value)
     if key is None and stacked is not None:  # W_q = tensor of shape (h, d_model, d_k): one matrix per head
         for k, M in enumerate(stacked):
             _code_matrix(doc, p, emit, _code_key(f"{p.name}[{k}]", True), M)
         return
+    if isinstance(p.value, (int, float)):
+        return  # a number given to a matrix's name (x0 = 3, a1 = 0.5): another variable, not the model's matrix
     _code_matrix(doc, p, emit, key, _matrix(p.value))
 
 
@@ -169,7 +172,8 @@ def resolver(doc: DocumentModel) -> Any:
     """Code names (``X``, ``WQ1``, ``W_q[0]``, ``weights2``, ``dk``) as the model's symbols, for
     :func:`._code_expr.code_expression`; None for a name the model does not have."""
     def resolve(name: str, index: int | None) -> Any:
-        k = _code_key(name if index is None else f"{name}[{index}]", doc.zero_based_code)
+        k = _code_key(name if index is None else f"{name}[{index}]", doc.zero_based_code,
+                      index is None and doc.known_dims().get("h") == 1)
         if k is not None:
             return doc.read(_side_tex(doc, k))
         size = dim_name(name) if index is None else None
@@ -191,6 +195,8 @@ def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
         emit(p.line, p.text, "unchecked", f"the right side is not read (it is never run): "
              f"{str(e).splitlines()[0][:160]}", kind="formula")
         return
+    if not getattr(expr, "is_Matrix", False):
+        return  # a number given to a matrix's name (a0 = 2 * d_k): another variable, not the model's matrix
     side = _side_tex(doc, key)
     got = judge(doc, [side, latex(expr)], ["eq"], p.text, read=[doc.read(side), expr])
     if got is not None:

@@ -39,6 +39,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections.abc import Iterable
@@ -437,25 +438,14 @@ class _Reader:
         return MatrixSlice(obj, rows, cols)
 
     def convert(self, text: str, original: str) -> Any:
-        from latex2sympy2_extended import latex2sympy
-        from latex2sympy2_extended.latex2sympy2 import ConversionConfig
-        from latex2sympy2_extended.math_normalization import NormalizationConfig
-
-        from .prediction_cache import warm
-
-        warm()
-        variables = {k: MatrixSymbol(k, *v.shape) if getattr(v, "is_Matrix", False) else Symbol(k)
-                     for k, v in self.placeholders.items() if k in text}
-        config = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
-        normal = NormalizationConfig(basic_latex=False, units=False, malformed_operators=False, nits=False,
-                                     boxed="none", equations=False)
+        shapes = tuple(sorted((k, tuple(v.shape) if getattr(v, "is_Matrix", False) else None)
+                              for k, v in self.placeholders.items() if k in text))
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = latex2sympy(text, variable_values=variables, conversion_config=config,
-                                     normalization_config=normal)
-        except Exception as e:  # the library raises bare Exceptions
-            raise ParseError(f"cannot read {original!r}: {str(e).splitlines()[0]}") from None
+            result = (_latex2sympy_memo if len(text) <= _MEMO_CHARS else _latex2sympy)(text, shapes)
+        except ParseError as e:
+            raise ParseError(f"cannot read {original!r}: {e}") from None
+        if isinstance(result, MatrixBase):
+            result = result.copy()  # the memo's copy stays as it was read
         if isinstance(result, (tuple, list)) or not isinstance(result, (Basic, MatrixBase)):
             raise ParseError(f"cannot read {original!r} as one expression")
         mapping = {s: self.placeholders[str(s.name)] for s in _free(result) if str(s.name) in self.placeholders}
@@ -466,6 +456,36 @@ class _Reader:
             if unknown:
                 raise ParseError(f"cannot read {original!r}: unknown symbol(s) {', '.join(unknown)}")
         return _canonical_sums(_scaled(_fix_ones(result)))
+
+
+def _latex2sympy(text: str, shapes: tuple[tuple[str, tuple[Any, ...] | None], ...]) -> Any:
+    """latex2sympy's reading of ``text`` with the placeholders of ``shapes`` (a matrix's shape, or None for a
+    scalar).  The library's own error (a bare ``Exception``) becomes a :class:`ParseError` with its first line."""
+    from latex2sympy2_extended import latex2sympy
+    from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+    from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+    from .prediction_cache import warm
+
+    warm()
+    variables = {k: MatrixSymbol(k, *shape) if shape is not None else Symbol(k) for k, shape in shapes}
+    config = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
+    normal = NormalizationConfig(basic_latex=False, units=False, malformed_operators=False, nits=False,
+                                 boxed="none", equations=False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return latex2sympy(text, variable_values=variables, conversion_config=config,
+                               normalization_config=normal)
+    except Exception as e:  # the library raises bare Exceptions
+        raise ParseError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+
+#: The reading is a function of the text and the placeholders' shapes alone (the maintained fork keeps no state
+#: between calls), and a document repeats its sides (``A_{1}``, ``d_k``) far more often than it adds new ones:
+#: short texts are read once per process.  Long ones are not kept (4,096 formulas of 50,000 characters).
+_MEMO_CHARS = 1_000
+_latex2sympy_memo = functools.lru_cache(maxsize=4096)(_latex2sympy)
 
 
 def _free(expr: Any) -> set[Any]:
