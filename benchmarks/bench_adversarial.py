@@ -89,6 +89,15 @@ def _document(formulas: int, paragraphs: bool) -> str:
     return ("\n\n" if paragraphs else "\n").join(rows) + "\n"
 
 
+def _code_block(assignments: int) -> str:
+    """A code block of ``assignments`` lines of scalar assignments, then a one-head example with an error in its
+    last line (Q's entry (2, 2) is 4)."""
+    lines = ["One head: $n = 2$ tokens, $d_{model} = 2$, $h = 1$.", "", "```python", "import numpy as np"]
+    lines += [f"x{k} = {k} * 2" if k % 2 else f"a{k} = {k} + n" for k in range(assignments)]
+    lines += ["X = [[1, 0], [0, 1]]", "W_Q = [[1, 2], [3, 4]]", "Q = [[1, 2], [3, 5]]", "```"]
+    return "\n".join(lines) + "\n"
+
+
 #: name -> code run in its own process; it leaves a dict of figures in ``r``
 MEASURES: dict[str, str] = {
     **{f"formulas-{n}-{kind}": (
@@ -97,6 +106,12 @@ MEASURES: dict[str, str] = {
         "rep = check_text(doc, isolate=False, timeout=None)\n"
         f"r = {{'ms per formula': 1000 * (time.process_time() - c) / {n}, 'correct': rep.counts()['correct']}}")
        for n in (1000, 10000, 100000) for kind in ("paragraph", "paragraphs")},
+    **{f"code-lines-{n}": (
+        "import time\nfrom benchmarks.bench_adversarial import _code_block\n"
+        f"doc = _code_block({n})\nc = time.process_time()\n"
+        "rep = check_text(doc, isolate=False)\n"
+        f"r = {{'ms per line': 1000 * (time.process_time() - c) / {n}, 'wrong': rep.counts()['wrong'], "
+        "'stopped': bool(rep.stopped)}") for n in (1000, 10000)},
     **{f"masked-pass-{kind}": (
         "import numpy as np\nfrom mha_symbolic.pytorch import from_pytorch\nrng = np.random.default_rng(0)\n"
         "E = 64\nm = from_pytorch(rng.normal(size=(3 * E, E)), rng.normal(size=3 * E), rng.normal(size=(E, E)), "

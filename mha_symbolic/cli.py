@@ -383,13 +383,11 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .document import check_file
+    from .files import DOCUMENT_BYTES, regular_file
 
     fmt = "json" if args.json else args.format
-    for path in args.files:
-        if not Path(path).exists():
-            raise ParseError(f"{path}: no such file")
-        if not Path(path).is_file():
-            raise ParseError(f"{path} is not a regular file (a directory or a device); give a Markdown/text file")
+    for path in args.files:  # every file named is checked before the first is read
+        regular_file(path, "the document", DOCUMENT_BYTES, ParseError)
     reports = []
     budget = {"timeout": args.timeout, "memory": args.memory_mb << 20, "progress": _interactive()}
     for path in _progress(args.files, "files") if len(args.files) > 1 else args.files:
@@ -461,6 +459,10 @@ def _positive_seconds(text: str) -> float:
     if not 0 < value <= 86400:
         raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {text}")
     return value
+
+
+def _document_seconds(text: str) -> float | str:
+    return "auto" if text == "auto" else _positive_seconds(text)
 
 
 def _bounded_int(low: int, high: int) -> Any:
@@ -591,8 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true",
                    help="after the table, each wrong or inconsistent verdict with the sizes and given values it was "
                         "judged with and the lines that bound them (JSON always holds them, as 'evidence')")
-    p.add_argument("--timeout", type=_positive_seconds, default=50.0,
-                   help="seconds for each document (default 50); pieces not reached are reported unchecked")
+    p.add_argument("--timeout", type=_document_seconds, default="auto",
+                   help="seconds for each document (default 'auto': 50 plus 0.02 per non-blank line, at most 3600); "
+                        "pieces not reached are reported unchecked and the exit code is 3")
     p.add_argument("--memory-mb", type=_bounded_int(64, 1 << 20), default=1024,
                    help="memory for each document in MiB (default 1024)")
     p.set_defaults(func=cmd_check)

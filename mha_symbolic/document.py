@@ -33,15 +33,31 @@ from .check.report import STATUSES, Finding, Report
 from .errors import InputError, ParseError
 from .files import DOCUMENT_BYTES, read_limited
 
-__all__ = ["Finding", "Report", "check_text", "check_file", "STATUSES", "DOCUMENT_SECONDS", "DOCUMENT_MEMORY"]
+__all__ = ["Finding", "Report", "check_text", "check_file", "document_seconds", "STATUSES", "DOCUMENT_SECONDS",
+           "DOCUMENT_MEMORY"]
 
 #: no wall-clock limit per piece by default: a verdict never depends on the machine's load (issue 25).  The work a
 #: piece may take is bounded by counts instead (the reader's limits on a formula's size and depth, the digits of
 #: a number, the operations of a ball evaluation); ``seconds_per_fragment`` remains an opt-in safety limit
 FRAGMENT_SECONDS: float | None = None
-#: the default budget of one document: wall-clock seconds and bytes of memory beyond what the caller uses
+#: the default budget of one document grows with its size (:func:`document_seconds`): DOCUMENT_SECONDS, plus
+#: SECONDS_PER_LINE for each line that is not blank (several times what a line of formulas takes on one core), at
+#: most DOCUMENT_SECONDS_CAP; and DOCUMENT_MEMORY bytes of memory beyond what the caller uses
 DOCUMENT_SECONDS = 50.0
+SECONDS_PER_LINE = 0.02
+DOCUMENT_SECONDS_CAP = 3600.0
 DOCUMENT_MEMORY = GIB
+
+
+def document_seconds(text: str) -> float:
+    """The default time budget of a document: proportional to its size, so that a long document is checked to
+    its end instead of stopping early (a document that does stop says so, and exits 3).
+
+    >>> document_seconds("one line"), document_seconds("x\\n" * 10_000), document_seconds("x\\n" * 10**6)
+    (50.02, 250.0, 3600.0)
+    """
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    return min(DOCUMENT_SECONDS + SECONDS_PER_LINE * lines, DOCUMENT_SECONDS_CAP)
 
 
 def check_file(path: str, seconds_per_fragment: float | None = FRAGMENT_SECONDS, **budget: Any) -> Report:
@@ -59,14 +75,15 @@ def check_file(path: str, seconds_per_fragment: float | None = FRAGMENT_SECONDS,
 
 
 def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | None = FRAGMENT_SECONDS, *,
-               timeout: float | None = DOCUMENT_SECONDS, memory: int | None = DOCUMENT_MEMORY,
+               timeout: float | str | None = "auto", memory: int | None = DOCUMENT_MEMORY,
                isolate: bool | None = None, progress: bool = False) -> Report:
     """Check a document given as text; a ``name`` ending in ``.ipynb`` reads it as a notebook.
 
     The document runs within a budget (:mod:`mha_symbolic.budget`): by default no piece has a time limit
     (verdicts depend on work counts, never on the clock); ``seconds_per_fragment`` sets one if asked.  The whole
-    document gets ``timeout`` seconds, a guard against a hang (pieces left when it runs out are reported
-    ``unchecked`` with that reason), and ``memory`` bytes.  With ``isolate`` (the default, where ``fork``
+    document gets ``timeout`` seconds (``"auto"``: :func:`document_seconds`, in proportion to its size), a
+    guard against a hang (pieces left when it runs out are reported ``unchecked`` with that reason, and the
+    report says it stopped), and ``memory`` bytes.  With ``isolate`` (the default, where ``fork``
     exists) the work runs in a worker process that is stopped if it overruns, from any thread, without touching
     the caller's signals; a document stopped that way gets one ``unchecked`` finding saying why.
     ``isolate=False`` runs here: a per-piece limit, if asked, is then a SIGALRM timer (main thread only) and the
@@ -79,6 +96,10 @@ def check_text(text: str, name: str = "<text>", seconds_per_fragment: float | No
         raise ParseError(f"check_text needs the document as str, got {type(text).__name__}")
     if not isinstance(name, str):
         raise InputError(f"check_text: name must be a str, got {type(name).__name__}")
+    if isinstance(timeout, str):
+        if timeout != "auto":
+            raise InputError(f"check_text: timeout must be a number of seconds, None or 'auto', got {timeout!r}")
+        timeout = document_seconds(text)
     budget = Budget(seconds=timeout, memory=memory)  # validates both
     Budget(seconds=seconds_per_fragment, memory=None)
     if isolate is None:

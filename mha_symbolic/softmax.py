@@ -33,9 +33,9 @@ exp(S[0, 1])/Sum(exp(S[0, _k]), (_k, 0, n - 1))
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-import numpy as np
 from sympy import Add, Basic, Dummy, ImmutableMatrix, Piecewise, StrictGreaterThan, Sum, exp
 from sympy.logic.boolalg import BooleanAtom, false, true
 from sympy.matrices import MatrixBase
@@ -53,10 +53,11 @@ def _explicit(M: Any, what: str) -> ImmutableMatrix:
     refused entry by entry (SymPy's ``Matrix`` would ``sympify`` it), a ragged or empty list is named."""
     if isinstance(M, MatrixBase):
         return ImmutableMatrix(M)
-    if isinstance(M, np.ndarray):
+    np = sys.modules.get("numpy")  # an array exists only if NumPy was imported: the model itself does not need it
+    if np is not None and isinstance(M, np.ndarray):
         M = M.tolist()
     require(M, (list, tuple), what, "a matrix (a SymPy Matrix, nested lists or a NumPy array)")
-    rows = [r.tolist() if isinstance(r, np.ndarray) else r for r in M]
+    rows = [r.tolist() if np is not None and isinstance(r, np.ndarray) else r for r in M]
     if not rows or not all(isinstance(r, (list, tuple)) for r in rows) or len({len(r) for r in rows}) != 1 \
             or not rows[0]:
         raise InputError(f"{what} must be a non-empty list of rows of equal length")

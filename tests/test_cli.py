@@ -97,7 +97,7 @@ def test_derive_refuses_example_with_sizes(capsys):
 
 def test_check_directory_is_refused(tmp_path, capsys):
     assert main(["check", str(tmp_path)]) == 2
-    assert "is not a regular file" in capsys.readouterr().err
+    assert f"the document {tmp_path} is a directory, not a regular file" in capsys.readouterr().err
 
 
 def test_check_explain_prints_the_evidence_of_each_verdict(tmp_path, capsys):

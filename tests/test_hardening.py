@@ -641,3 +641,36 @@ def test_a_remembered_reading_is_not_shared_mutably():
     assert again.tolist() == [[1, 2], [3, 4]]
     info = latex_module._latex2sympy_memo.cache_info()
     assert (info.hits, info.misses) == (1, 1)
+
+
+def test_the_default_budget_grows_with_the_document(monkeypatch):
+    """Every document had 50 s: a long one stopped early (exit 3) however little each line cost.  The default
+    is now 50 s plus 0.02 s per non-blank line, at most an hour; a number given is used as it is."""
+    from mha_symbolic import document as document_module
+
+    seen = []
+    real = document_module.Deadline
+
+    def recording(seconds):
+        seen.append(seconds)
+        return real(seconds)
+
+    monkeypatch.setattr(document_module, "Deadline", recording)
+    text = _paragraph(400)
+    check_text(text, isolate=False)
+    check_text(text, isolate=False, timeout=7)
+    assert seen == [pytest.approx(50 + 0.02 * 400), 7]
+    assert document_module.document_seconds("\n\n  \n") == 50.0
+    with pytest.raises(InputError, match="timeout must be a number of seconds, None or 'auto', got 'soon'"):
+        check_text(text, timeout="soon")
+
+
+def test_the_check_commands_timeout_is_auto_or_seconds(capsys):
+    from mha_symbolic.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["check", "a.md"]).timeout == "auto"
+    assert parser.parse_args(["check", "a.md", "--timeout", "12.5"]).timeout == 12.5
+    with pytest.raises(SystemExit):
+        parser.parse_args(["check", "a.md", "--timeout", "never"])
+    assert "expected a number of seconds, got 'never'" in capsys.readouterr().err
