@@ -98,6 +98,11 @@ def test_derive_refuses_example_with_sizes(capsys):
 def test_check_directory_is_refused(tmp_path, capsys):
     assert main(["check", str(tmp_path)]) == 2
     assert f"the document {tmp_path} is a directory, not a regular file" in capsys.readouterr().err
+    good = tmp_path / "ok.md"
+    good.write_text("We take $n = 2$.\n", encoding="utf-8")
+    assert main(["check", str(good), str(tmp_path)]) == 2  # every file is checked before the first is read
+    out = capsys.readouterr()
+    assert out.out == "" and "is a directory, not a regular file" in out.err
 
 
 def test_check_explain_prints_the_evidence_of_each_verdict(tmp_path, capsys):

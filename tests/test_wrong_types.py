@@ -176,3 +176,27 @@ def test_explicit_softmax_never_reads_a_string_entry_as_code():
     assert explicit_softmax([[0, 0]]).tolist() == [[half, half]]
     assert explicit_softmax(np.array([[0, 0], [0, 0]])).tolist() == [[half, half], [half, half]]
     assert explicit_softmax(((0, -oo),)).tolist() == [[1, 0]]
+
+
+def test_values_inside_a_well_typed_argument_are_checked_too(tmp_path):
+    import numpy as np
+
+    from mha_symbolic.claims import ClaimResults
+    from mha_symbolic.rank import rank_sweep
+    from mha_symbolic.rank.certify import exact_dyadic
+
+    with pytest.raises(InputError, match=r"rank_sweep's grid\[1\] d_model must be a whole number from 1, got '8'"):
+        rank_sweep([(2, 4, 2), (4, "8", 2)], workers=1)
+    with pytest.raises(InputError, match=r"rank_sweep's grid\[0\] must be a triple"):
+        rank_sweep([(2, 4)], workers=1)
+    with pytest.raises(InputError, match=r"ClaimResults' results\[0\] must be a ClaimResult, got int"):
+        ClaimResults([5])
+    assert ClaimResults() == []
+    with pytest.raises(InputError, match="exact_dyadic's A has a NaN or infinite entry"):
+        exact_dyadic(np.array([[1.0, np.nan]]))
+    with pytest.raises(InputError, match="2-D NumPy float array, got shape"):
+        exact_dyadic(np.ones(3))
+    ev = mha_symbolic.example("seed003").evaluate()
+    with pytest.raises(InputError, match="Evaluation.numeric: no step 'Outptu'; steps are"):
+        ev.numeric("Outptu")
+    assert ev.numeric("Output").shape == ev["Output"].shape
