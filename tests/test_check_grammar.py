@@ -76,6 +76,8 @@ CASES = {
                     "The model has two heads.", [("set", "h", 2)]),
     "not_one_head": ("The output of one head of the layer is $n \\times d_k$.", [],
                      "A layer with one head.", [("set", "h", 1)]),
+    "case_definition": ("Here $g = h$ is plain MHA, $1 < g < h$ is grouped-query attention and $g = 1$ is MQA.", [],
+                        "We take $g = 1$, so this is multi-query attention.", [("set", "g", 1)]),
     "word_bound": ("It fits at most 10 heads and no fewer than 4 tokens.",
                    [("bound", "h", "le", 10), ("bound", "n", "ge", 4)],
                    "It fits at most 10 layers.", []),

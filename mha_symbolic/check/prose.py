@@ -326,6 +326,7 @@ class _Reader(Transformer):  # type: ignore[type-arg]
         return []
 
     not_one_head = not_a_count
+    case_definition = not_a_count
 
     @v_args(meta=True)
     def word_bound(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:

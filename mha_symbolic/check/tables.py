@@ -138,6 +138,8 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
         return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column
+    if _configurations(doc, rows, emit):
+        return
     if _sizes_table(doc, rows, emit):
         return
     numbers = [_numbers(p) for p in rows]
@@ -191,9 +193,9 @@ def _matrix(doc: DocumentModel, name: str, M: ImmutableMatrix, rows: list[Any], 
         return
     try:
         V = _value(doc, subject)
-    except MHASymbolicError as e:
+    except MHASymbolicError as e:  # the engine could not compute it: no verdict on the table
         for p in rows:
-            emit(p, "inconsistent", f"{name}: {str(e).splitlines()[0][:160]}", None, "number", "computed")
+            emit(p, "unchecked", f"{name} is not computed: {str(e).splitlines()[0][:160]}", None, "number", "")
         return
     if any(not x.is_number for x in V):
         for p in rows:
@@ -227,6 +229,64 @@ _MEANINGS = [(r"\bper\s+(?:kv|key|k/v|query|token|layer|group)|\bratio\b|\bgroup
              (r"\bmodel\s+(?:width|dim(?:ension)?|size)\b|\bhidden\s+(?:size|dim(?:ension)?)\b|\bembedding\s+"
               r"(?:size|dim(?:ension)?|width)\b|\bd_?model\b", "d_model"),
              (r"\b(?:sequence|context)\s+length\b|\btokens\b", "n")]
+
+
+def _column_size(header: str) -> str | None:
+    """The size a column header names: its words first (``g (KV heads)``, ``layers L``), else its letter
+    (``$d_{model}$``, ``h``); None for another column (a label, bytes, a ratio)."""
+    from .model import dim_name
+
+    words = re.sub(r"\$[^$]*\$", " ", header).lower()
+    meaning = next((size for pattern, size in _MEANINGS if re.search(pattern, words)), None)
+    if meaning is not None:
+        return None if meaning == "skip" else meaning
+    sizes = {dim_name(t) for t in re.findall(r"[A-Za-z][\w{}\\]*", header.replace("$", " "))} - {None}
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _configurations(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    """A table of configurations: columns headed by sizes (``| Config | L | d_model | h | g | d_k |``), one
+    configuration per row.  A row is a scope of its own: its sizes bind nothing outside it, and are judged against
+    each other by what holds in every configuration -- ``d_k = d_model / h`` where the document says so, ``g``
+    dividing ``h`` -- so a row of another model is never compared with the document's example.  True when the
+    table is one (at least three columns of distinct sizes, two of them the model's)."""
+    cols = [c.strip() for c in rows[0].columns]
+    sizes = [_column_size(c) for c in cols]
+    named = [s for s in sizes if s is not None]
+    if len(named) < 3 or len(set(named)) != len(named) or len(set(named) - {"layers"}) < 2:
+        return False
+    for p in rows:
+        cells = [c.strip() for c in p.text.split(" | ")]
+        if len(cells) != len(cols):
+            continue
+        row = {s: _cell_number(cells[j]) for j, s in enumerate(sizes) if s is not None}
+        if any(v is None for v in row.values()):
+            emit(p, "unchecked", "a configuration whose sizes are not all whole numbers", None, "number", "")
+            continue
+        checks: list[str] = []
+        bad: tuple[str, str | None] | None = None
+        dm, h, dk, g = (row.get(k) for k in ("d_model", "h", "d_k", "g"))
+        if dm is not None and h and dk is not None and not doc.own_width:
+            checks.append(f"d_k = d_model / h = {dm}/{h}")
+            if dk * h != dm:
+                bad = (f"d_k is d_model / h = {dm}/{h} = {_fraction(dm, h)} in this row, not {dk}", _fraction(dm, h))
+        if h and g is not None and bad is None:
+            checks.append(f"g = {g} divides h = {h}")
+            if g < 1 or h % g:
+                bad = (f"g = {g} key/value heads cannot be shared evenly by h = {h} query heads", None)
+        if bad is not None:
+            emit(p, "wrong", bad[0], bad[1], "number", "computed")
+        elif checks:
+            emit(p, "correct", "a configuration of its own (binds nothing outside its row): " + "; ".join(checks),
+                 None, "number", "computed")
+        else:
+            emit(p, "given", "a configuration of its own: its sizes bind nothing outside its row", None, "setting",
+                 "")
+    return True
+
+
+def _fraction(a: int, b: int) -> str:
+    return str(a // b) if a % b == 0 else str(Rational(a, b))
 
 
 def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
