@@ -49,3 +49,47 @@ def test_a_table_the_engine_cannot_compute_gets_no_verdict():
     text = "The output of multi-head attention for our input:\n\n| token | 1 | 2 |\n|---|---|---|\n| a | 0.5 | 1.5 |\n"
     got = check_text(text, isolate=False).findings
     assert not [f for f in got if f.status in ("wrong", "inconsistent")]
+
+
+def _statuses(text: str, line: int) -> list[str]:
+    return [f.status for f in check_text(text, isolate=False).findings if f.line == line]
+
+
+def test_a_condition_binds_only_its_own_sentence():
+    """`If we had d_k = 8 ...` then `... we still have d_k = 3` in the next sentence: judged against 8 (wrong)."""
+    text = ("Example: $n = 6$ tokens and $d_k = 3$.\n\n"
+            "If we had $d_k = 8$ the bound would be $\\min(6, 8) = 6$.\n"
+            "In the example we still have $d_k = 3$.\n"
+            "If we had $d_k = 2$ instead, it would be $\\min(6, 2) = 3$.\n")
+    assert "wrong" not in _statuses(text, 4)
+    assert _statuses(text, 5)[-1] == "wrong"  # a condition is still judged inside its own sentence
+    suppose = "We take $n = 6$.\n\nSuppose $n = 2$. Then $n^2 = 4$.\n"
+    assert _statuses(suppose, 3) == ["given", "correct"]  # an example the paragraph opens lasts past its sentence
+
+
+def test_a_relation_of_sizes_that_is_a_choice_or_a_requirement_is_not_a_claim():
+    text = ("Example: $n = 6$ tokens and $d_k = 3$.\n\n"
+            "Some propose setting the head size to the sequence length, $d_k = n$, instead.\n"
+            "A head with $d_k \\ge n$ is needed before full rank is possible.\n"
+            "Here $d_k \\ge n$ holds.\n")
+    assert _statuses(text, 3) == ["given"] and _statuses(text, 4) == ["given"]
+    assert _statuses(text, 5) == ["wrong"]  # asserted of the example: judged
+
+
+def test_code_counts_from_zero_without_renumbering_the_prose():
+    """`Qs[0]` in code made every `Q_1` of the prose head 2."""
+    text = ("Two heads, $n = 2$, $d_{model} = 4$, $h = 2$; head $i$ counts from 1.\n\n"
+            "$$X = \\begin{bmatrix} 1 & 0 & 0 & 0 \\\\ 0 & 1 & 0 & 0 \\end{bmatrix}$$\n\n"
+            "```python\nWQ0 = [[1, 0], [0, 1], [0, 0], [0, 0]]\nQs = [X @ W for W in Wq]\nprint(Qs[0])\n```\n\n"
+            "$$Q_1 = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n")
+    got = [f for f in check_text(text, isolate=False).findings if f.line == 11]
+    assert [f.status for f in got] == ["correct"]
+
+
+def test_a_code_name_given_a_value_of_its_own_is_not_the_models_step():
+    """`S0 = raw0 / np.sqrt(d_k)` (not read) made `S0` the model's unscaled S_1: `A0 = softmax(S0)` was wrong."""
+    text = ("One head: $n = 2$, $d_{model} = 2$, $h = 1$.\n\n"
+            "```python\nraw0 = Q @ K.T\nS0 = raw0 / np.sqrt(d_k)\nA0 = softmax(S0)\nprint(S0)\n```\n")
+    got = check_text(text, isolate=False).findings
+    assert not [f for f in got if f.status in ("wrong", "inconsistent", "assumed")]
+    assert [f.status for f in got if f.line == 6] == ["unchecked"]

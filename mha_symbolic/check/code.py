@@ -82,6 +82,10 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
         p = _renamed(p, rounded.group(1) or rounded.group(2))
     if p.kind == "output" and _printed_expression(doc, p, emit):
         return
+    if p.kind == "output" and (p.name or "").strip() in doc.opaque:
+        return  # the print of a name the code gave a value of its own: not the model's quantity of that name
+    if p.kind != "output" and p.name:
+        doc.opaque.discard(p.name.strip())  # assigned again: its name is read afresh
     code_zero = bool(re.search(r"\b(?:[A-Za-z]+_?0|\w+\[0\])\b", p.name or "")) or doc.zero_based_code
     key = _code_key(p.name, code_zero, doc.known_dims().get("h") == 1)
     stacked = _stacked(p.value)
@@ -89,9 +93,16 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
         for k, M in enumerate(stacked):
             _code_matrix(doc, p, emit, _code_key(f"{p.name}[{k}]", True), M)
         return
-    if isinstance(p.value, (int, float)):
-        return  # a number given to a matrix's name (x0 = 3, a1 = 0.5): another variable, not the model's matrix
+    if isinstance(p.value, (int, float)):  # a number given to a matrix's name (x0 = 3, a1 = 0.5): another variable,
+        if key is not None and p.kind != "output" and not _is_input(key):  # not the model's matrix
+            doc.opaque.add(p.name.strip())
+        return
     _code_matrix(doc, p, emit, key, _matrix(p.value))
+
+
+def _is_input(key: str) -> bool:
+    """A model key of an input (X, the per-head weights, W_O), not of a step the model computes."""
+    return key in ("X", "W_O") or key.startswith(("W_Q^", "W_K^", "W_V^"))
 
 
 def _renamed(p: Any, name: str) -> Any:
@@ -172,6 +183,8 @@ def resolver(doc: DocumentModel) -> Any:
     """Code names (``X``, ``WQ1``, ``W_q[0]``, ``weights2``, ``dk``) as the model's symbols, for
     :func:`._code_expr.code_expression`; None for a name the model does not have."""
     def resolve(name: str, index: int | None) -> Any:
+        if index is None and name in doc.opaque:
+            return None  # a value of the code's own (S0 = raw0 / np.sqrt(d_k)): not the model's S_1
         k = _code_key(name if index is None else f"{name}[{index}]", doc.zero_based_code,
                       index is None and doc.known_dims().get("h") == 1)
         if k is not None:
@@ -192,11 +205,15 @@ def _code_formula(doc: DocumentModel, p: Any, emit: Any, key: str) -> None:
     try:
         expr = code_expression(source, resolver(doc))
     except (MHASymbolicError, ValueError, TypeError) as e:
+        if not _is_input(key):  # a step computed the code's own way: its prints are not the model's step
+            doc.opaque.add(p.name.strip())  # (an input drawn at random is still the input: its print gives it)
         emit(p.line, p.text, "unchecked", f"the right side is not read (it is never run): "
              f"{str(e).splitlines()[0][:160]}", kind="formula")
         return
     if not getattr(expr, "is_Matrix", False):
-        return  # a number given to a matrix's name (a0 = 2 * d_k): another variable, not the model's matrix
+        if not _is_input(key):  # a number given to a step's name (a0 = 2 * d_k): another variable
+            doc.opaque.add(p.name.strip())
+        return
     side = _side_tex(doc, key)
     got = judge(doc, [side, latex(expr)], ["eq"], p.text, read=[doc.read(side), expr])
     if got is not None:

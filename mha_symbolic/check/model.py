@@ -277,6 +277,7 @@ class DocumentModel:
     kv_reported: bool = False  # a g that does not divide h, reported once
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
+    local_clause: str | None = None  # the clause a local example is bound to (a condition's), or None: the paragraph
     section_sizes: dict[str, int] = field(default_factory=dict)  # a section's own example ("**Q5. ... $n = 4$?**")
     bound_in: dict[str, tuple[int, int]] = field(default_factory=dict)  # the scope each size was bound in
     bound_line: dict[str, int] = field(default_factory=dict)  # the line each size was bound on (evidence)
@@ -294,6 +295,9 @@ class DocumentModel:
     unscaled_s: bool = False  # the document's S_i = Q_i K_i^T held (S is not the scaled scores here)
     own_width: bool = False  # the document never writes d_k = d_model / h: a d_k it sets is a size of its own
     causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
+    # code names the code gave a value of its own (a right side not read, or a number): no longer the model's
+    # quantity of that name (S0 = raw0 / np.sqrt(d_k) is not the model's S_1), until assigned again
+    opaque: set[str] = field(default_factory=set)
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
 

@@ -57,10 +57,13 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc.columns = "columns" in declared and "rows" not in declared
     doc.rows = "rows" in declared  # (or a formula of the row convention holds, below)
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
+    # the numbering of the maths and prose, read from them alone: code counts from 0 by its language's rule
+    # (Qs[0] is the first head), which says nothing of how the prose numbers heads ("head 1" beside Qs[0]).
     # "[0]" only as an index of a name (W_q[0], heads[0]); "[[1], [0]]" is a matrix literal
+    written = "\n".join(p.text for p in pieces if p.kind in ("math", "prose", "heading", "table"))
     doc.zero_based = bool(re.search(r"(?:H|head|\\mathrm\{head\})_\{?0\}?|W(?:\^\{?[QKV]\}?)?_\{?0\b|\w\[0\]"
                                     r"|\bheads?\s+0\s*(?:[–—-]|to\b|,|\.\.)",  # "query heads 0–3 read KV head 0"
-                                    repair.text))
+                                    written))
     if re.search(r"X_\{?(?:[i1-9]|\\text\{head\s*\d\})\}?\s*(?:=|(?:\\times|\\cdot|\\,)?\s*W)", repair.text):
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
     groups = table_groups(pieces)
@@ -360,6 +363,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line + c.row, c.text, "given", "a condition (when it holds), not a claim that it does",
                      kind="setting")  # "the quadratic term overtakes the linear one when $n > 2d$"
                 continue
+            if c.ops and relation and _sizes_only(c) and _chosen(p):  # "propose setting d_k to n, $d_k = n$", "a
+                emit(p.line + c.row, c.text, "given", "a choice the sentence makes or proposes (a relation of "
+                     "sizes without a value), not a claim about the example", kind="setting")  # head with $d_k \ge n$
+                continue  # is needed"
             case = r"\b(?:for|take|with)\s+(?:a|an|another|any|some)\s+(?:[\w-]+\s+)?\$\s*"
             if len(c.sides) == 2 and c.sides[0].strip() in doc.definitions and re.search(
                     case + re.escape(p.text.strip()), p.sentence or "", re.I):  # "for a saturated $p \approx (0, 1)$"
@@ -741,6 +748,15 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 #: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
 _CONDITIONAL = re.compile(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", re.I)
+#: what makes a relation of sizes a choice, a requirement or a property of some other object, in the clause before
+#: it ("propose setting d_k = n", "a head with d_k >= n") or right after it ("d_k >= n is needed")
+_CHOICE_BEFORE = re.compile(r"\b(?:set|setting|choose|choosing|chose|propose[sd]?|proposing|suggest(?:s|ed|ing)?|"
+                            r"ty(?:ing)?|tie[sd]?|pick(?:ing)?|let|letting|take|taking|assum(?:e|es|ed|ing))\b"
+                            r"|\b(?:a|an|any|every|each|one)\s+(?:[\w-]+\s+)?(?:head|model|layer|matrix|network)s?\s+"
+                            r"(?:with|where)\s*$", re.I)
+_CHOICE_AFTER = re.compile(r"^\s*\$?\s*(?:is|are|would\s+be|must\s+hold|has\s+to\s+hold)?\s*"
+                           r"(?:needed|required|necessary|a\s+requirement|sufficient)\b", re.I)
+_COUNTERFACTUAL = re.compile(r"\b(?:would|würde|wäre|sería|serait|seria|had\s+we)\b", re.I)
 _CONDITION_BEFORE = r"\b(?:when|whenever|if|once|unless|until|provided(?:\s+that)?|as\s+long\s+as)\s+\$\s*"
 #: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
 #: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
@@ -820,7 +836,8 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         sizes = dict(doc.section_sizes)
     if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention
         sizes["g"] = sizes.pop("n_kv")
-    if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]):
+    if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]) \
+            and doc.local_clause in (None, clause):
         return doc.local[1], doc.local[2]
     known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
     conditional = bool(_CONDITIONAL.search(clause))
@@ -836,7 +853,30 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
                    _resplit(doc, sizes["h"]),
                    assumed={}, definitions=dict(doc.definitions), local=None, _model=None, _table=None)
     doc.local = (paragraph, copy, sizes)
+    # an example the paragraph opens ("Suppose n = 4. Then ...") lasts to its end; a condition or a counterfactual
+    # ("If we had d_k = 8 the bound would be 6.") binds only its own clause: the next sentence is the document's
+    doc.local_clause = clause if _CONDITIONAL.search(clause) or _COUNTERFACTUAL.search(clause) else None
     return copy, sizes
+
+
+def _sizes_only(c: Any) -> bool:
+    """Every side of the chain is a size or arithmetic of sizes (``d_k = n``, ``d_k \\ge 2 n``), none a value."""
+    names = [x for side in c.sides for x in re.findall(r"\\?[A-Za-z]+(?:_\{[^{}]*\}|_\w+)?", side)]
+    return bool(names) and all(dim_name(x) is not None or x in ("\\min", "\\max", "\\cdot", "\\times")
+                               for x in names) and not any(re.search(r"[(\[,]", s) for s in c.sides)
+
+
+def _chosen(p: Any) -> bool:
+    """Whether the clause makes the piece's relation of sizes a choice or a requirement (see _CHOICE_BEFORE)."""
+    clause = p.clause or p.sentence or ""
+    at = clause.find("$" + p.text.strip()) if p.text.strip() else -1
+    if at < 0:
+        at = clause.find(p.text.strip())
+    if at < 0:
+        return False
+    before, after = clause[:at], clause[at + len(p.text.strip()) + 1:]
+    tail = before[-80:]
+    return bool(_CHOICE_BEFORE.search(tail) and not re.search(r"[.;:]\s", tail[-40:]) or _CHOICE_AFTER.match(after))
 
 
 def _is_binding(c: Any, sizes: dict[str, int]) -> bool:
