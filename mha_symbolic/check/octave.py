@@ -59,6 +59,39 @@ def _literal(body: str) -> str:
     raise Unknown("a matrix of expressions")
 
 
+def statements(line: str) -> list[tuple[str, bool]]:
+    """The statements of one command line, each with whether Octave displays its value: they are separated by
+    ``;`` (not displayed) and ``,`` (displayed) outside brackets, parentheses and strings; ``%`` starts a comment.
+
+    >>> statements("Q1 = X*Wq1, K1 = X*Wk1   % size(Q1) is 3x2")
+    [('Q1 = X*Wq1', True), ('K1 = X*Wk1', True)]
+    >>> statements("Wq = [1 0; 0 1];  m = max(S,[],2)")
+    [('Wq = [1 0; 0 1]', False), ('m = max(S,[],2)', True)]
+    """
+    out: list[tuple[str, bool]] = []
+    depth, quote, start = 0, False, 0
+    for k, ch in enumerate(line):
+        if quote:
+            quote = ch != "'"
+            continue
+        if ch == "'" and (k == 0 or not (line[k - 1].isalnum() or line[k - 1] in ")]_.'")):
+            quote = True  # a string ('abc'), not a transpose (K')
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in ";,%":
+            if line[start:k].strip():
+                out.append((line[start:k].strip(), ch != ";"))
+            start = k + 1
+            if ch == "%":
+                return out
+    if line[start:].strip():
+        out.append((line[start:].strip(), True))
+    return out
+
+
 def _number(token: str) -> str:
     return {"Inf": "Inf", "-Inf": "-Inf", "NaN": "NaN"}.get(token, token)
 
@@ -72,20 +105,61 @@ def python(command: str) -> str:
     'K = X @ W_k.T'
     """
     text = command.split("%")[0].strip()
+    anonymous = re.fullmatch(r"([A-Za-z]\w*)\s*=\s*@\(\s*([\w\s,]*)\)\s*(.+)", text)
+    if anonymous:  # f = @(S) expr: a function of the document's own, traced per call
+        return f"def {anonymous.group(1)}({anonymous.group(2)}):\n    return {python(anonymous.group(3))}"
     text = re.sub(r"\[([^\[\]]*)\]", lambda m: _literal(m.group(1)) if m.group(1).strip() else "[]", text)
     text = re.sub(r"(?<=[\w)\]])'", ".T", text)
     text = text.replace(".*", "*").replace("./", "/").replace(".^", "**").replace("^", "**")
     text = re.sub(r"(?<![*])\*(?![*])", " @ ", text)
     text = re.sub(r"-Inf\((\w+)\)", r"np.full((\1, \1), -Inf)", text)
-    text = re.sub(r"\b(sum|max|min|mean)\(\s*([^,()]+(?:\([^()]*\))?)\s*,\s*(?:\[\]\s*,\s*)?([12])\s*\)",
-                  lambda m: f"np.{m.group(1)}({m.group(2)}, axis={int(m.group(3)) - 1}, keepdims=True)", text)
-    text = re.sub(r"\b(sum|max|min|mean)\(\s*([^,()]+(?:\([^()]*\))?)\s*\)",
-                  lambda m: f"np.{m.group(1)}({m.group(2)}, axis=0, keepdims=True)", text)
+    text = _reductions(text)
     text = re.sub(r"\bsize\(\s*(\w+)\s*\)", r"np.array(\1.shape)", text)
     text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*\)", r"np.\1((\2, \2))", text)
     text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*,\s*(\w+)\s*\)", r"np.\1((\2, \3))", text)
     text = re.sub(r"(?<![\w.])(" + "|".join(_FUNCTIONS) + r")\(", lambda m: _FUNCTIONS[m.group(1)] + "(", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+def _reductions(text: str) -> str:
+    """``sum(A, 2)``, ``max(A, [], 2)``, ``mean(A)`` (nested to any depth) as NumPy reductions along the axis Octave
+    uses (the first by default), keeping dimensions as Octave does; ``max(A, B)`` is elementwise."""
+    out, k = [], 0
+    for m in re.finditer(r"(?<![\w.])(sum|max|min|mean)\(", text):
+        if m.start() < k:
+            continue  # inside a call already rewritten
+        depth, end = 0, None
+        for j in range(m.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            if depth == 0:
+                end = j
+                break
+        if end is None:
+            raise Unknown("an unclosed parenthesis")
+        args = [a.strip() for a in _split_top(text[m.end():end])]
+        name, inner = m.group(1), [_reductions(a) for a in args]
+        if len(inner) == 2 and name in ("max", "min") and inner[1] != "[]":
+            call = f"np.{name}imum({inner[0]}, {inner[1]})"
+        else:
+            dims = [a for a in inner[1:] if a != "[]"]
+            if len(dims) > 1 or dims and dims[0] not in ("1", "2"):
+                raise Unknown(f"{name} along {dims}")
+            axis = int(dims[0]) - 1 if dims else 0
+            call = f"np.{name}({inner[0]}, axis={axis}, keepdims=True)"
+        out.append(text[k:m.start()] + call)
+        k = end + 1
+    return "".join(out) + text[k:]
+
+
+def _split_top(body: str) -> list[str]:
+    """``body`` split at the commas outside brackets and parentheses."""
+    parts, depth, start = [], 0, 0
+    for j, ch in enumerate(body):
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if ch == "," and depth == 0:
+            parts.append(body[start:j])
+            start = j + 1
+    return parts + [body[start:]]
 
 
 def _shown(line: str) -> list[str] | None:
@@ -109,11 +183,27 @@ def transcript(tracer: Tracer, source: str) -> list[Finding]:
         m = _PROMPT.match(lines[k])
         command = m.group(1).strip() if m else lines[k].strip()
         end = commands[at + 1] if at + 1 < len(commands) else len(lines)
-        shown = not script and command.rstrip().endswith(";") is False and bool(command)
-        value = _run(tracer, command.rstrip(";").strip())
-        if shown and isinstance(value, Tensor) and value.values is not None:
-            _compare(tracer, value.values, lines, k + 1, end)
+        parts = statements(command)
+        displays = _displays(lines, k + 1, end, sum(1 for _, shown in parts if shown))
+        for statement, shown in parts:
+            value = _run(tracer, statement)
+            if script or not shown:
+                continue
+            start, stop = displays.pop(0) if displays else (end, end)
+            if isinstance(value, Tensor) and value.values is not None:
+                _compare(tracer, value.values, lines, start, stop)
     return tracer.findings
+
+
+def _displays(lines: list[str], start: int, end: int, count: int) -> list[tuple[int, int]]:
+    """The display of each of ``count`` displayed statements in lines ``start .. end - 1``: one region when one
+    is displayed, else one per label (``Q1 =``, ``ans = 2``), in order."""
+    if count <= 1:
+        return [(start, end)]
+    labels = [k for k in range(start, end) if _LABEL.match(lines[k]) and not _PROMPT.match(lines[k])]
+    if len(labels) != count:
+        return []  # a display this reader cannot share out: nothing compared
+    return [(a, b) for a, b in zip(labels, labels[1:] + [end], strict=True)]
 
 
 def _run(tracer: Tracer, command: str) -> Any:
@@ -130,6 +220,9 @@ def _run(tracer: Tracer, command: str) -> Any:
     if len(tree.body) != 1:
         return None
     node = tree.body[0]
+    if isinstance(node, ast.FunctionDef):
+        tracer.statement(node, tracer.env)
+        return None
     record, tracer.record = tracer.record, False
     try:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
