@@ -101,6 +101,10 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
                r"\\mathrm{\1}", t)
     t = re.sub(r"\\text\{(model)\}", r"\1", t)
+    # e^{2.8284}: Euler's number to a written decimal, read as \exp (the grammar evaluates e^{2.8284} to a float at
+    # once, which hides the decimal's rounding from the reading at written precision)
+    t = re.sub(r"(?<![\\A-Za-z])e\s*\^\s*(?:\{\s*(-?\s*\d+\.\d+)\s*\}|(\d+\.\d+))",
+               lambda m: r"\exp(" + (m.group(1) or m.group(2)).replace(" ", "") + ")", t)
     # an entry: 2, -1.5, \ln 3, \frac{1}{2}, -\infty
     entry = r"(?:-?\s*(?:\\ln|\\log)\s*\d+(?:\.\d+)?|-?\\frac\{\d+\}\{\d+\}|-?[\d.]+|-\s*\\infty)"
     t = re.sub(rf"(\\mathrm\{{softmax\}})\s*(?:\\left)?\(\s*({entry}(?:\s*,\s*{entry})+)"

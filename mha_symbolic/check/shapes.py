@@ -75,6 +75,11 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             one = _one_head(doc, tex[where].strip(), stated)
             if one is not None:
                 return one
+        bare = re.fullmatch(r"\s*([QKV])\s*\^\s*\{?\s*(?:T|\\top)\s*\}?\s*", tex[where])
+        if bare:  # K^T of one head (the single-head notation): its transpose is one head's K_i
+            one = _one_head(doc, bare.group(1), tuple(reversed(stated)))
+            if one is not None:
+                return one[0], f"{tex[where].strip()} read as the transpose of one head's {bare.group(1)}_i", *one[2:]
         if isinstance(subject, MatrixBase):
             shape = subject.shape
         elif hasattr(subject, "shape"):
