@@ -76,3 +76,14 @@ def test_statements_of_a_line_and_nested_reductions() -> None:
         "np.sum(np.exp(S - np.max(S, axis=1, keepdims=True)), axis=1, keepdims=True)")
     assert python("M = max(A, B)") == "M = np.maximum(A, B)"
     assert python("f = @(S) S'") == "def f(S):\n    return S.T"
+
+
+def test_a_rank_displayed_by_the_session_is_computed_exactly() -> None:
+    """`rank(S1)` shown as `ans = 3` for a 3 x 3 product through 2 columns (blind set 13): exact, integers only."""
+    session = ("```\n>> Q = [2 0; 0 2; 2 1];  K = [1 1; 0 1; 1 2];\n>> S = Q*K';\n>> rank(S)\nans = %s\n"
+               ">> rank(S / 3)\nans = 2\n```\n")
+    assert traced(session % 2) == [(5, "correct")]  # S / 3 is not of whole numbers: not judged
+    assert traced(session % 3) == [(5, "wrong")]
+    code = "```python\nimport numpy as np\nS = np.array([[1, 2], [2, 4]])\nprint(np.linalg.matrix_rank(S))\n```\n" \
+           "```\n%s\n```\n"
+    assert [s for _, s in traced(code % 1)] == ["correct"] and [s for _, s in traced(code % 2)] == ["wrong"]

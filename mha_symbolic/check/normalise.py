@@ -49,9 +49,9 @@ _ASCII_OPS = [("<=>", r"\iff"), ("<=", r"\le"), (">=", r"\ge"), ("!=", r"\ne"), 
 _RELATIONS = frozenset("= ≈ ≤ ≥ ≠ < > ∈ ≃ ⩽ ⩾".split())
 #: operators that join the tokens of a formula written in plain text
 _OPERATORS = _RELATIONS | frozenset("+ − - · × / ± ⋅ * →".split())
-#: the marks only mathematics writes: a span holding none of them is left to the prose grammar ("n = 3 tokens"), a
-#: size written with a letter subscript alone (dₖ = 2) too
-_MATH_MARK = re.compile("[ᵀ⊤ℝ√·⋅×≈≤≥≠∈₀₁₂₃₄₅₆₇₈₉⁰¹²³⁴⁵⁶⁷⁸⁹]")
+#: the marks only mathematics writes: a span holding none of them is left to the prose readers ("n = 3 tokens",
+#: "rank(Y) ≤ 4"), a size written with a letter subscript alone (dₖ = 2) too
+_MATH_MARK = re.compile("[ᵀ⊤ℝ√·⋅×∈₀₁₂₃₄₅₆₇₈₉⁰¹²³⁴⁵⁶⁷⁸⁹]")
 #: one token of a formula: a name of one to three letters with sub/superscripts (q₁, Kᵀ, QKᵀ, W_Q, d_model), a
 #: number, a function of the vocabulary applied to its argument (Var(q·k), softmax(...)), or a product or quotient
 #: of those written without spaces (q₁·k₂, QKᵀ/√2, 2·2, ℝ^{2×3}); never a word of prose

@@ -37,7 +37,7 @@ _PROMPT = re.compile(r"^\s*(?:>>|octave:\d+>)\s?(.*)$")
 _LABEL = re.compile(r"^\s*([A-Za-z]\w*)\s*=\s*(.*?)\s*$")
 _NUMBER = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|-?Inf|NaN"
 _FUNCTIONS = {"exp": "np.exp", "sqrt": "np.sqrt", "triu": "np.triu", "tril": "np.tril", "abs": "np.abs",
-              "log": "np.log", "eye": "np.eye"}
+              "log": "np.log", "eye": "np.eye", "rank": "np.linalg.matrix_rank"}
 
 
 def is_transcript(source: str) -> bool:

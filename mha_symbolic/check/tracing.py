@@ -687,6 +687,8 @@ class Tracer:
             if isinstance(x, Tensor):
                 return _elementwise(x, None if x.values is None else np.round(x.values, decimals))
             raise Unknown("round")
+        if last == "matrix_rank" and len(args) == 1:
+            return _exact_rank(self.expr(args[0], env))
         if last == "allclose" or last == "isclose":
             raise Unknown(last)
         raise Unknown(path)
@@ -1315,6 +1317,20 @@ def _softmax(x: Tensor, axis: Any) -> Tensor:
         e = np.exp(shifted)
         values = e / e.sum(axis=k, keepdims=True)
     return Tensor(x.shape, values, x.claimed, x.torch)
+
+
+def _exact_rank(x: Any) -> Tensor:
+    """``np.linalg.matrix_rank`` of a matrix of whole numbers, exactly (python-flint): a floating-point rank with a
+    tolerance is not a fact, so any other matrix is left unknown."""
+    import flint
+
+    if not isinstance(x, Tensor) or x.values is None or np.ndim(x.values) != 2 or not np.size(x.values):
+        raise Unknown("matrix_rank of a matrix whose values are not known")
+    values = np.asarray(x.values, dtype=float)
+    if not np.all(np.isfinite(values)) or np.any(values != np.round(values)) or np.max(np.abs(values)) >= 2.0 ** 52:
+        raise Unknown("matrix_rank of a matrix that is not of whole numbers")
+    rank = flint.fmpz_mat([[int(v) for v in row] for row in values.tolist()]).rank()
+    return Tensor((), np.asarray(float(rank)))
 
 
 def _concat(parts: list[Any], axis: Any, stack: bool, torch: bool) -> Tensor:
