@@ -185,6 +185,7 @@ def transcript(tracer: Tracer, source: str) -> list[Finding]:
         end = commands[at + 1] if at + 1 < len(commands) else len(lines)
         parts = statements(command)
         displays = _displays(lines, k + 1, end, sum(1 for _, shown in parts if shown))
+        comment = command.split("%", 1)[1] if "%" in command and not script else ""
         for statement, shown in parts:
             value = _run(tracer, statement)
             if script or not shown:
@@ -192,7 +193,33 @@ def transcript(tracer: Tracer, source: str) -> list[Finding]:
             start, stop = displays.pop(0) if displays else (end, end)
             if isinstance(value, Tensor) and value.values is not None:
                 _compare(tracer, value.values, lines, start, stop)
+        _sizes_said(tracer, comment, k + 1)
     return tracer.findings
+
+
+#: a size a comment states: "size(Q1) is 3x2", "K1' is 2x3", "size(Y) is 3x4"
+_SIZE_SAID = re.compile(r"(?:\bsize\(\s*([A-Za-z]\w*)\s*('?)\s*\)|(?<![\w(])([A-Za-z]\w*)(')?)"
+                        r"\s+is\s+(\d+)\s*[x×]\s*(\d+)(?![\w.])")
+
+
+def _sizes_said(tracer: Tracer, comment: str, line: int) -> None:
+    """Judge each size a command's comment states of a traced name (after the command ran)."""
+    for m in _SIZE_SAID.finditer(comment):
+        name, transposed = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4) or "")
+        value = tracer.env.get(name)
+        if not isinstance(value, Tensor) or len(value.shape) != 2 or \
+                not all(getattr(s, "is_Integer", False) or isinstance(s, (int, np.integer)) for s in value.shape):
+            continue  # a size the trace does not know as a number
+        shape = tuple(int(s) for s in (reversed(value.shape) if transposed else value.shape))
+        said = (int(m.group(5)), int(m.group(6)))
+        written = f"{name}{transposed}"
+        record, tracer.record = tracer.record, True
+        if shape == said:
+            tracer.add(line, "correct", f"{written} is {shape[0]}x{shape[1]} (traced)", "shape")
+        else:
+            tracer.add(line, "wrong", f"{written} is {shape[0]}x{shape[1]} by the commands above, not "
+                       f"{said[0]}x{said[1]}", "shape", f"{shape[0]}x{shape[1]}")
+        tracer.record = record
 
 
 def _displays(lines: list[str], start: int, end: int, count: int) -> list[tuple[int, int]]:
