@@ -91,6 +91,7 @@ def test_a_rank_displayed_by_the_session_is_computed_exactly() -> None:
 
 def test_sizes_stated_in_a_commands_comment_are_judged() -> None:
     """`% size(C) is 6x2` after `C = [H1 H2]` (3 x 4) was never read (blind set 13)."""
-    session = "```\n>> X = [1 0 1 0; 0 2 0 1; 1 1 1 1];   %% size(X) is 3x4\n>> Y = X';   %% size(Y) is %s, Y' is 3x4\n```\n"
+    session = ("```\n>> X = [1 0 1 0; 0 2 0 1; 1 1 1 1];   %% size(X) is 3x4\n"
+               ">> Y = X';   %% size(Y) is %s, Y' is 3x4\n```\n")
     assert traced(session % "4x3") == [(2, "correct"), (3, "correct"), (3, "correct")]
     assert traced(session % "3x4") == [(2, "correct"), (3, "wrong"), (3, "correct")]
