@@ -11,14 +11,20 @@ SIZES = "Let $n = 3$, $d_{model} = 4$, $h = 2$.\n\n"
 
 
 def verdicts(doc: str, kind: str = "formula") -> list[tuple[int, str]]:
-    return [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.kind == kind]
+    kinds = ("formula", "axis") if kind == "formula" else (kind,)  # an axis claim is read in the document's layout
+    return [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.kind in kinds]
 
 
 def test_the_axis_follows_where_the_tokens_are_or_what_the_document_says():
     assert verdicts(ROWS + "Each row of the attention weights sums to one.\n") == [(3, "correct")]
     assert verdicts(ROWS + "Each column of the attention weights sums to one.\n") == [(3, "wrong")]
-    # tokens in columns: the checker leaves such a document's matrix claims unchecked, the axis with them
+    # tokens in columns: the axis follows the document's scores (K^T Q: a query per column), else it is unchecked
     assert verdicts(COLUMNS + "Each row of the attention weights sums to one.\n") == [(3, "unchecked")]
+    keys_first = COLUMNS + "The scores are $S = K^\\top Q$ (not $Q^\\top K$): we always write $K^\\top Q$.\n\n"
+    assert verdicts(keys_first + "Each row of the attention weights sums to one.\n")[-1] == (5, "wrong")
+    assert verdicts(keys_first + "Each column of the attention weights sums to one.\n")[-1] == (5, "correct")
+    queries_first = COLUMNS + "The scores are $S = Q^\\top K$.\n\n"
+    assert verdicts(queries_first + "Each row of the attention weights sums to one.\n")[-1] == (5, "correct")
     # ... and a document that says the columns sum to one, three times against once, means it
     cols = SIZES + ("Each column of $A$ sums to one.\n\nThe columns of $A$ add up to 1.\n\n"
                     "Each row of $A$ sums to one.\n")
@@ -86,3 +92,10 @@ def test_a_ratio_to_the_multi_head_cache_in_words():
               "GQA needs half the size of the MHA KV cache.": "wrong"}
     for claim, status in claims.items():
         assert [f.status for f in check_text(GQA + claim + "\n", isolate=False).findings if f.line == 3] == [status]
+
+
+def test_a_subject_written_with_its_set_is_the_matrix():
+    """`every row of $A \\in \\mathbb{R}^{n \\times n}$ sums to one`: the subject is A (it was not read)."""
+    text = ROWS + "So every row of $A \\in \\mathbb{R}^{n \\times n}$ sums to one.\n"
+    assert verdicts(text, "axis") == [(3, "correct")]
+    assert verdicts(text.replace("row of", "column of"), "axis") == [(3, "wrong")]

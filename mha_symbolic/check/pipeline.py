@@ -56,6 +56,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     declared = _declared_convention(pieces)  # X in R^{d x n}: tokens are columns; R^{n x d}: rows
     doc.columns = "columns" in declared and "rows" not in declared
     doc.rows = "rows" in declared  # (or a formula of the row convention holds, below)
+    doc.memory["query_axis"] = _query_axis(pieces) if doc.columns else None
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # the numbering of the maths and prose, read from them alone: code counts from 0 by its language's rule
     # (Qs[0] is the first head), which says nothing of how the prose numbers heads ("head 1" beside Qs[0]).
@@ -877,6 +878,24 @@ def _chosen(p: Any) -> bool:
     before, after = clause[:at], clause[at + len(p.text.strip()) + 1:]
     tail = before[-80:]
     return bool(_CHOICE_BEFORE.search(tail) and not re.search(r"[.;:]\s", tail[-40:]) or _CHOICE_AFTER.match(after))
+
+
+#: the scores of a document whose tokens are columns: K^T Q (a query per column) or Q^T K (a query per row)
+_TRANSPOSED = r"(?:_\{?\w+\}?|\^\{?\(\w+\)\}?)?\s*\^\s*\{?\s*(?:\(\w+\)\s*)?(?:T|\\top|\\intercal)\s*\}?\s*"
+_KEYS_FIRST = re.compile(r"(?<![A-Za-z\\])K" + _TRANSPOSED + r"Q(?![A-Za-z])")
+_QUERIES_FIRST = re.compile(r"(?<![A-Za-z\\])Q" + _TRANSPOSED + r"K(?![A-Za-z])")
+
+
+def _query_axis(pieces: list[Any]) -> str | None:
+    """Where a column-convention document's scores put the queries, from the formulas it writes for them: ``K^T Q``
+    (queries in columns, so each column of the weights sums to one) or ``Q^T K`` (in rows), whichever it writes
+    more often ("$S = K^T Q$ (not $Q^T K$)"); None when it writes neither, or both as often."""
+    count = {"column": 0, "row": 0}
+    for p in pieces:
+        if p.kind == "math":
+            count["column"] += len(_KEYS_FIRST.findall(p.text))
+            count["row"] += len(_QUERIES_FIRST.findall(p.text))
+    return None if count["column"] == count["row"] else max(count, key=lambda k: count[k])
 
 
 def _is_binding(c: Any, sizes: dict[str, int]) -> bool:

@@ -28,6 +28,7 @@ no verdict.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import MHASymbolicError
@@ -48,7 +49,8 @@ _WEIGHT_WORDS = ("weight", "attention", "softmax", "probabilit")
 _WEIGHT_NAMES = ("A", "P", "\\alpha", "α")
 
 # scores [[1, 0], [0, 0]]: the weights' first column sums to e/(e+1) + 1/2 = 1.231 (three places), not 1
-_COUNTEREXAMPLE = "scores [[1, 0], [0, 0]] give weights whose first column sums to e/(e+1) + 1/2 ≈ 1.231"
+#: normalised along {0}s, the scores [[1, 0], [0, 0]] give weights whose first {1} does not sum to 1
+_COUNTEREXAMPLE = "scores [[1, 0], [0, 0]] give weights whose first {1} sums to e/(e+1) + 1/2 ≈ 1.231"
 
 
 def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[Verdict]:
@@ -79,9 +81,9 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
 
 
 def _about_weights(claim: AxisClaim, sentence: str) -> bool:
-    subject = claim.subject.lower()
+    name = re.split(r"∈|\\in\b", claim.subject)[0].strip()  # "A ∈ R^{n x n}": A, its set written after it
+    subject = name.lower()
     if subject:
-        name = claim.subject.strip()
         return any(w in subject for w in _WEIGHT_WORDS) or name in _WEIGHT_NAMES or \
             name.split("_")[0] in _WEIGHT_NAMES and "^" not in name
     return any(w in sentence.lower() for w in _WEIGHT_WORDS)
@@ -111,9 +113,13 @@ def _normalised(doc: DocumentModel, claim: AxisClaim) -> tuple[str | None, str]:
     is n x d_model or d_model x n; ``softmax(..., dim=-1)`` in its code) or ``claims`` (its other claims about
     the axis, this one among them, agree on one axis more often than on the other), or for a row claim in a
     document that never speaks of columns, ``convention``; (None, "") otherwise."""
-    if doc.columns:
-        return "column", "structure"
     axes = doc.memory.get("axes") or {"row": 0, "column": 0, "code_rows": 0}
+    if doc.columns:  # tokens as columns: the scores' formula says where the queries are (K^T Q: in columns)
+        if doc.memory.get("query_axis"):
+            return doc.memory["query_axis"], "structure"
+        if axes["row"] + axes["column"] >= 2 and axes["row"] != axes["column"]:
+            return ("row" if axes["row"] > axes["column"] else "column"), "claims"
+        return None, ""
     if doc.rows or axes["code_rows"]:
         return "row", "structure"
     if axes["row"] + axes["column"] >= 2 and axes["row"] != axes["column"]:  # its claims, this one with them:
@@ -134,20 +140,22 @@ def _axis(doc: DocumentModel, claim: AxisClaim, sentence: str) -> list[Verdict]:
         off = [float(x) for x in sums if abs(float(x) - 1) > 0.01]
         if not off:
             return [("correct", f"every {claim.axis} of {claim.subject} sums to 1 (within 0.01, computed on the "
-                     "document's values)", None, "formula", "computed")]
+                     "document's values)", None, "axis", "computed")]
         return [("wrong", f"a {claim.axis} of {claim.subject} sums to {off[0]:.4g} on the document's values, not 1",
-                 "1", "formula", "computed")]
+                 "1", "axis", "computed")]
     if normalised is None:
         return [("unchecked", "which axis the softmax normalises depends on whether tokens are rows or columns, "
-                 "and the document does not say (or says both as often)", None, "formula", "")]
-    why = {"structure": "where the document puts its tokens", "claims": "the document's other statements of the axis",
+                 "and the document does not say (or says both as often)", None, "axis", "")]
+    why = {"structure": "where the document puts its tokens and its queries",
+           "claims": "the document's other statements of the axis",
            "convention": "tokens as rows, the usual convention, which the document does not contradict"}[source]
     if claim.axis == normalised:
         return [("correct", f"the softmax normalises each {normalised} ({why}): every {normalised} of the weights "
-                 "sums to exactly 1 whatever the scores", None, "formula", "proof")]
+                 "sums to exactly 1 whatever the scores", None, "axis", "proof")]
     return [("wrong" if source == "structure" else "inconsistent",
              f"the softmax normalises each {normalised} ({why}), so the {normalised}s sum to 1; a {claim.axis} "
-             f"does not in general: {_COUNTEREXAMPLE}", f"{normalised}s", "formula", "proof")]
+             f"does not in general: {_COUNTEREXAMPLE.format(normalised, claim.axis)}", f"{normalised}s", "axis",
+             "proof")]
 
 
 def _values(doc: DocumentModel, subject: str) -> Any:
