@@ -117,6 +117,8 @@ ALTERNATIVES = [
     # condition: a configuration named before its sizes in parentheses
     ("That is 512; for GPT-2 small ($h = 12$, $d_v = 64$) it is 768.", [("if", {"h": 12, "d_v": 64})]),
     ("We use a model ($h = 8$) here.", [("set", "h", 8)]),  # no condition word: a setting
+    # condition: the words between "with" and the bindings may be names with digits
+    ("With GPT-2-small sizes, $n = 1024$ and $d_k = 64$, the bound is 64.", [("if", {"n": 1024, "d_k": 64})]),
 ]
 
 

@@ -95,3 +95,10 @@ def test_sizes_stated_in_a_commands_comment_are_judged() -> None:
                ">> Y = X';   %% size(Y) is %s, Y' is 3x4\n```\n")
     assert traced(session % "4x3") == [(2, "correct"), (3, "correct"), (3, "correct")]
     assert traced(session % "3x4") == [(2, "correct"), (3, "wrong"), (3, "correct")]
+
+
+def test_a_shape_in_the_comment_of_a_printed_number_is_not_the_numbers() -> None:
+    """`print(np.linalg.matrix_rank(Q @ K.T))  # (4, 4) matrix, but rank <= 2`: the shape is of the argument."""
+    code = ("```python\nimport numpy as np\nQ = np.array([[1, 0], [0, 1], [1, 1], [2, 1]])\n"
+            "print(np.linalg.matrix_rank(Q @ Q.T))   # (4, 4) matrix, but rank <= 2\n```\n```\n2\n```\n")
+    assert [s for _, s in traced(code)] == ["correct"]

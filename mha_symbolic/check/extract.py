@@ -71,7 +71,6 @@ from ..errors import ParseError
 from ._markdown_rules import markdown_parser
 from ._outputs import printed_values, read_printed
 from ._statements import printing_names, statements
-from .normalise import unicode_formulas
 from .octave import is_transcript
 
 __all__ = ["Piece", "extract"]
@@ -100,8 +99,6 @@ _DELIMITERS = {"$": ("$", "$"), "$$": ("$$", "$$"), "\\(": ("\\(", "\\)"), "\\["
 _MATH_BLOCKS = {"math_block", "math_block_label", "math_block_bracket", "amsmath"}
 _MATH_FENCES = {"math", "latex", "tex", "katex"}
 _LISTING_FENCES = {"", "text", "txt", "output", "out", "console", "plaintext", "none"}
-#: a character only a formula written in Unicode holds (the scan for them is skipped in other documents)
-_MAY_HOLD_UNICODE = re.compile("[ᵀ⊤ℝ√·⋅×≈≤≥≠∈₀₁₂₃₄₅₆₇₈₉⁰¹²³⁴⁵⁶⁷⁸⁹]")
 #: a unit of memory or of work written in prose right after inline math ("$2^{30}$ bytes", "$\approx 1.61$ GFLOP")
 _UNIT_AFTER = re.compile(r"[ \u00a0]?(bytes|[KMGT]iB|[kKMGT]B|[kKMGTP]?FLOPs?)(?![\w-])")
 #: the most of a sentence that goes with a piece as its clause (half before it, half after, whole lines): a
@@ -263,34 +260,7 @@ def _table_row(cells: list[Token], line: int, columns: tuple[str, ...], caption:
     return pieces
 
 
-def _delimit_unicode(src: str) -> str:
-    """``src`` with each formula its prose writes in Unicode (``Kᵀ ∈ ℝ^{2×3}``, ``q₁·k₂ = 2·2 + 0·0 = 4``, found by
-    :func:`.normalise.unicode_formulas`) put between ``$``: from then on it is inline math like any other, read
-    once, by the math readers, and seen as math by the prose readers.  Code, math and HTML blocks, inline code
-    and math, and lines with an odd number of ``$`` (a price) are left as they are."""
-    if not _MAY_HOLD_UNICODE.search(src):
-        return src
-    kept: set[int] = set()
-    for token in markdown_parser().parse(src):
-        if token.map and token.type not in ("inline", "paragraph_open", "heading_open", "bullet_list_open",
-                                            "ordered_list_open", "list_item_open", "blockquote_open", "table_open",
-                                            "thead_open", "tbody_open", "tr_open", "th_open", "td_open"):
-            kept.update(range(*token.map))  # fences, code, math and HTML blocks
-    lines = src.split("\n")
-    for k, line in enumerate(lines):
-        if k in kept or not _MAY_HOLD_UNICODE.search(line) or line.count("$") % 2:
-            continue
-        blank = re.sub(r"\$[^$]*\$|`[^`]*`", lambda m: " " * len(m.group(0)), line)
-        for a, b in reversed(unicode_formulas(blank)):
-            if not line[:a].strip() and not line[b:].strip(" .,;:"):
-                continue  # the whole line is the formula: a plain formula line, read as one (plain.formula_line)
-            line = line[:a] + "$" + line[a:b] + "$" + line[b:]
-        lines[k] = line
-    return "\n".join(lines)
-
-
 def _markdown(src: str, cell: int | None) -> list[Piece]:
-    src = _delimit_unicode(src)
     lines = src.split("\n")
     pieces: list[Piece] = []
     caption, head, row, row_line = "", False, [], 1  # the current table

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-__all__ = ["normalise", "unicode_formulas"]
+__all__ = ["normalise"]
 
 _UNICODE = {
     "≈": r"\approx", "≃": r"\simeq", "≤": r"\le", "⩽": r"\le", "≦": r"\le", "≥": r"\ge", "⩾": r"\ge",
@@ -43,96 +43,6 @@ _TRANSPOSE = re.compile(r"\^\s*(?:\{\s*(?:\\top|\\intercal|\\mathsf\{T\}|\\mathr
                         r"|⊤|T)\s*\}|\\top(?![A-Za-z])|\\intercal(?![A-Za-z])|\\mathsf\{T\}|\\mathrm\{T\}|⊤)")
 _ASCII_OPS = [("<=>", r"\iff"), ("<=", r"\le"), (">=", r"\ge"), ("!=", r"\ne"), ("==", "="), ("=>", r"\Rightarrow"),
               ("->", r"\to")]
-
-
-#: the relations a formula in plain text states
-_RELATIONS = frozenset("= ≈ ≤ ≥ ≠ < > ∈ ≃ ⩽ ⩾".split())
-#: operators that join the tokens of a formula written in plain text
-_OPERATORS = _RELATIONS | frozenset("+ − - · × / ± ⋅ * →".split())
-#: the marks only mathematics writes: a span holding none of them is left to the prose readers ("n = 3 tokens",
-#: "rank(Y) ≤ 4"), a size written with a letter subscript alone (dₖ = 2) too
-_MATH_MARK = re.compile("[ᵀ⊤ℝ√·⋅×∈₀₁₂₃₄₅₆₇₈₉⁰¹²³⁴⁵⁶⁷⁸⁹]")
-#: one token of a formula: a name of one to three letters with sub/superscripts (q₁, Kᵀ, QKᵀ, W_Q, d_model), a
-#: number, a function of the vocabulary applied to its argument (Var(q·k), softmax(...)), or a product or quotient
-#: of those written without spaces (q₁·k₂, QKᵀ/√2, 2·2, ℝ^{2×3}); never a word of prose
-_ATOM = re.compile(r"""
-    [(\[]*
-    (?: (?:softmax|Var|var|rank|Concat|head|exp|min|max|E)(?=\() | [A-Za-z]{1,3}(?![A-Za-z]) | d_[a-z]+ | √ | ℝ
-        | \d+(?:[.,]\d+)? )
-    (?: [ᵀ⊤⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼᵥ'′] | _\{?[A-Za-z0-9]+\}? | \^\{[^{}\s]*\} | \^[A-Za-z0-9]
-        | \([^()]*(?:\([^()]*\)[^()]*)*\) | [·⋅×/√] | [A-Za-z](?![A-Za-z]{3}) | \d+(?:[.,]\d+)? | [.,](?=\d) )*
-    [)\]]*
-    """, re.X)
-
-
-def unicode_formulas(text: str) -> list[tuple[int, int]]:
-    """Where ``text`` (prose, outside math delimiters) holds a formula written in Unicode: a run of formula tokens
-    joined by operators, with a relation and a mark only mathematics writes (ᵀ, ℝ, √, ·, ×, ∈, ≈, digit scripts).
-    The prose grammar reads what is left (``n = 3 tokens``, ``dₖ = 2``).
-
-    >>> t = "So Kᵀ ∈ ℝ^{2×3} y la matriz QKᵀ ∈ ℝ^{3×3}. Por ejemplo, q₁·k₂ = 2·2 + 0·0 = 4 y n = 3 tokens."
-    >>> [t[a:b] for a, b in unicode_formulas(t)]
-    ['Kᵀ ∈ ℝ^{2×3}', 'QKᵀ ∈ ℝ^{3×3}', 'q₁·k₂ = 2·2 + 0·0 = 4']
-    """
-    tokens = []
-    for m in re.finditer(r"[^\s(]*\((?:[^()\n]|\([^()\n]*\)){0,80}\)\S*|\S+", text):  # Var(q·k / √dₖ): one token
-        word = m.group(0).rstrip(".,;:!?")
-        end = m.start() + len(word)
-        if not word:
-            continue
-        kind = "op" if word in _OPERATORS else "atom" if _is_atom(word) else "word"
-        tokens.append((m.start(), end, word, kind))
-        if end < m.end():  # a sentence's full stop or a comma after the token ends the formula there
-            tokens.append((end, end, "", "word"))
-    out: list[tuple[int, int]] = []
-    run: list[tuple[int, int, str, str]] = []
-    for tok in tokens + [(len(text), len(text), "", "word")]:
-        if tok[3] != "word" and (not run or run[-1][3] == "atom" or tok[3] == "atom"):  # X WQ₁: a product
-            run.append(tok)
-            continue
-        while run and run[-1][3] == "op":
-            run.pop()
-        while run and run[0][3] == "op":
-            run.pop(0)
-        body = text[run[0][0]:run[-1][1]] if run else ""
-        if run and any(t[2] in _RELATIONS for t in run) and _MATH_MARK.search(body) and _balanced(body) and \
-                _NAMED.search(re.sub(_UNITS, " ", body)):
-            out.append((run[0][0], run[-1][1]))
-        run = [tok] if tok[3] == "atom" else []
-    return out
-
-
-#: units after a number: an amount's arithmetic (128 KB × 131,072 = 16.7 GB) is the amounts reader's, not a formula
-_UNITS = r"(?<![A-Za-z])(?:[KMGTP]i?B|B|bytes?|[kKMGT]?FLOPs?|ms|[KMGT])(?![A-Za-z])"
-#: what makes a run of numbers a formula: a name, a transpose, a root or a set
-_NAMED = re.compile(r"[A-Za-zᵀ⊤ℝ√∈]")
-
-
-def _is_atom(word: str) -> bool:
-    """A token of a formula: see _ATOM; a short word of prose (``so``, ``La``, ``es``, ``and``) is none."""
-    if word.lower() in _PROSE or not _ATOM.fullmatch(word):
-        return False
-    return not (re.fullmatch(r"[A-Z]?[a-z]{2,3}", word) and word.lower() not in ("exp", "min", "max", "log", "ln",
-                                                                              "det", "var", "sin", "cos"))
-
-
-def _balanced(text: str) -> bool:
-    """Every bracket of ``text`` closed in it (``[[1], [0]]`` cut at its comma is no formula)."""
-    depth = {"(": 0, "[": 0, "{": 0}
-    for ch in text:
-        if ch in depth:
-            depth[ch] += 1
-        elif ch in ")]}":
-            opener = {")": "(", "]": "[", "}": "{"}[ch]
-            depth[opener] -= 1
-            if depth[opener] < 0:
-                return False
-    return not any(depth.values())
-
-
-#: short words of the languages read, never a formula's token
-_PROSE = frozenset("a an and as at be by de del do el en es et for if in is it la le los las o of on or so su "
-                   "the to un una und y e".split())
 
 
 def _script(m: re.Match[str]) -> str:

@@ -906,7 +906,7 @@ class Tracer:
             name = _target_name(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 else ast.unparse(node.value) if isinstance(node, ast.Expr) else None
             shapes = _result_shapes(comment)
-            if shapes:
+            if shapes and value.shape != ():  # a number (a rank, a sum): a shape in its comment is of another value
                 self.judge_shape(line, name or "it", value, shapes, env)
             printed = _printed_comment(comment, self.comments, line, self.source_lines)
             if printed is not None and value.values is not None:
