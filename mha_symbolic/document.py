@@ -30,7 +30,7 @@ from typing import Any
 from .budget import GIB, Budget, BudgetExceeded, Deadline, can_isolate, run_within
 from .check.pipeline import check_document
 from .check.report import STATUSES, Finding, Report
-from .errors import InputError, ParseError
+from .errors import InputError, ParseError, require
 from .files import DOCUMENT_BYTES, read_limited
 
 __all__ = ["Finding", "Report", "check_text", "check_file", "document_seconds", "STATUSES", "DOCUMENT_SECONDS",
@@ -56,6 +56,7 @@ def document_seconds(text: str) -> float:
     >>> document_seconds("one line"), document_seconds("x\\n" * 10_000), document_seconds("x\\n" * 10**6)
     (50.02, 250.0, 3600.0)
     """
+    require(text, str, "document_seconds' text", "the document as str")
     lines = sum(1 for line in text.splitlines() if line.strip())
     return min(DOCUMENT_SECONDS + SECONDS_PER_LINE * lines, DOCUMENT_SECONDS_CAP)
 

@@ -245,16 +245,18 @@ def _column_size(header: str) -> str | None:
 
 
 def _configurations(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
-    """A table of configurations: columns headed by sizes (``| Config | L | d_model | h | g | d_k |``), one
-    configuration per row.  A row is a scope of its own: its sizes bind nothing outside it, and are judged against
-    each other by what holds in every configuration -- ``d_k = d_model / h`` where the document says so, ``g``
-    dividing ``h`` -- so a row of another model is never compared with the document's example.  True when the
-    table is one (at least three columns of distinct sizes, two of them the model's)."""
+    """A table of configurations: a label, then only columns headed by sizes (``| Config | L | d_model | h | g |
+    d_k |``), one configuration per row.  A row is a scope of its own: its sizes bind nothing outside it, and are
+    judged against each other by what holds in every configuration -- ``d_k = d_model / h`` where the document says
+    so, ``g`` dividing ``h`` -- so a row of another model is never compared with the document's example.  True when
+    the table is one (at least three columns of distinct sizes, two of them the model's)."""
     cols = [c.strip() for c in rows[0].columns]
     sizes = [_column_size(c) for c in cols]
     named = [s for s in sizes if s is not None]
     if len(named) < 3 or len(set(named)) != len(named) or len(set(named) - {"layers"}) < 2:
         return False
+    if any(size is None for size in sizes[1:]):
+        return False  # other columns than the label and the sizes (bytes, totals): the table's other readers judge it
     for p in rows:
         cells = [c.strip() for c in p.text.split(" | ")]
         if len(cells) != len(cols):
