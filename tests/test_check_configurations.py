@@ -93,3 +93,15 @@ def test_a_code_name_given_a_value_of_its_own_is_not_the_models_step():
     got = check_text(text, isolate=False).findings
     assert not [f for f in got if f.status in ("wrong", "inconsistent", "assumed")]
     assert [f.status for f in got if f.line == 6] == ["unchecked"]
+
+
+def test_a_table_with_other_columns_than_sizes_is_not_a_configuration_table():
+    """A cheat sheet of sizes with a bytes column keeps its other readers (its rows were all `given` once the
+    configuration reader took it); a label and sizes only is a configuration table."""
+    text = ("Sizes; the head width is $d_k = d_{model} / h$.\n\n| Model | layers | d_model | h | d_k | KV bytes |\n"
+            "|---|---|---|---|---|---|\n| a | 12 | 768 | 12 | 64 | 3,072 B |\n| b | 24 | 1024 | 16 | 64 | 4,096 B |\n")
+    got = check_text(text, isolate=False).findings
+    assert not [f for f in got if "a configuration of its own" in f.message]
+    pure = text.replace(" KV bytes |", "").replace("---|---|\n", "---|\n", 1).replace(" 3,072 B |", "") \
+        .replace(" 4,096 B |", "")
+    assert [f.status for f in check_text(pure, isolate=False).findings if f.line in (5, 6)] == ["correct", "correct"]
