@@ -63,6 +63,9 @@ def test_a_condition_binds_only_its_own_sentence():
             "If we had $d_k = 2$ instead, it would be $\\min(6, 2) = 3$.\n")
     assert "wrong" not in _statuses(text, 4)
     assert _statuses(text, 5)[-1] == "wrong"  # a condition is still judged inside its own sentence
+    had = ("Example: $n = 6$ tokens and $d_k = 3$.\n\n"
+           "Had we used $d_k = 8$, the bound would be $\\min(6, 8) = 6$.\nIn the example we still have $d_k = 3$.\n")
+    assert "wrong" not in _statuses(had, 4)  # a counterfactual without "if" binds its clause only, too
     suppose = "We take $n = 6$.\n\nSuppose $n = 2$. Then $n^2 = 4$.\n"
     assert _statuses(suppose, 3) == ["given", "correct"]  # an example the paragraph opens lasts past its sentence
 
@@ -105,3 +108,23 @@ def test_a_table_with_other_columns_than_sizes_is_not_a_configuration_table():
     pure = text.replace(" KV bytes |", "").replace("---|---|\n", "---|\n", 1).replace(" 3,072 B |", "") \
         .replace(" 4,096 B |", "")
     assert [f.status for f in check_text(pure, isolate=False).findings if f.line in (5, 6)] == ["correct", "correct"]
+
+
+def test_an_input_drawn_at_random_is_still_the_input_its_print_gives():
+    """`X = rng.integers(...)` is not read (never run), yet X is the layer's input: its printout gives its value, and
+    a step computed from it is judged (only a step the code computes its own way loses the model's name)."""
+    import json
+
+    def cell(kind, source, output=None):
+        c = {"cell_type": kind, "metadata": {}, "source": source}
+        if kind == "code":
+            c |= {"execution_count": 1, "outputs": [{"output_type": "stream", "name": "stdout", "text": output}]}
+        return c
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        cell("markdown", "One head: $n = 2$, $d_{model} = 2$, $h = 1$."),
+        cell("code", "X = rng.integers(0, 2, size=(2, 2))\nprint(X)", "[[1 0]\n [0 1]]\n"),
+        cell("markdown", "$$W_Q = \\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}, "
+                         "Q = \\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}$$")]}
+    got = check_text(json.dumps(nb), name="drawn.ipynb", isolate=False).findings
+    assert [f.status for f in got if f.latex.startswith("Q =")] == ["correct"]

@@ -102,3 +102,10 @@ def test_a_shape_in_the_comment_of_a_printed_number_is_not_the_numbers() -> None
     code = ("```python\nimport numpy as np\nQ = np.array([[1, 0], [0, 1], [1, 1], [2, 1]])\n"
             "print(np.linalg.matrix_rank(Q @ Q.T))   # (4, 4) matrix, but rank <= 2\n```\n```\n2\n```\n")
     assert [s for _, s in traced(code)] == ["correct"]
+
+
+def test_displays_that_cannot_be_shared_out_are_not_judged() -> None:
+    """Two values shown by one line but three labels below it: which grid is whose is not guessed."""
+    session = ("```\n>> X = [1 0; 0 2];  W = [1 1; 0 1];\n>> Q = X*W, K = X*W'\nQ =\n\n   1   1\n   0   2\n\n"
+               "ans =\n\nK =\n\n   1   0\n   2   2\n\n```\n")
+    assert traced(session) == []

@@ -94,12 +94,11 @@ def ball_entries(expr: Any, radii: dict[Rational, Rational]) -> list[Any] | None
     floats = {f for f in expr.atoms(Float)}
     shifts: dict[Any, Any] = {}
     env: dict[Any, Any] = {}
-    exact = {q for q in expr.atoms(Rational) if not q.is_Integer and q in radii}  # e^{2.8284}, read exactly
-    for f in [*floats, *exact]:
-        radius = radii.get(Rational(str(f)) if isinstance(f, Float) else f)
+    for f in floats:
+        radius = radii.get(Rational(str(f)))
         if radius:
             eps = Dummy("eps")
-            shifts[f] = (Rational(str(f)) if isinstance(f, Float) else f) + radius * eps
+            shifts[f] = Rational(str(f)) + radius * eps
             env[eps] = flint.arb(0, 1)
     try:
         shifted = expr.xreplace(shifts) if shifts else expr
