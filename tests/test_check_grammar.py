@@ -154,6 +154,16 @@ def test_a_clause_that_draws_a_result():
     assert not concluded("the solo part ")  # a word that holds a conclusion word is not one
 
 
+def test_a_relation_chosen_or_required_and_a_counterfactual_clause():
+    from mha_symbolic.check.prose import chosen, counterfactual
+
+    assert chosen("Some propose setting the head size to the sequence length, ", "") and chosen("A head with ", "")
+    assert chosen("So ", " is needed before full rank.") and chosen("we let ", "")
+    assert not chosen("So ", " holds here.") and not chosen("We took a walk. Here ", "")
+    assert counterfactual("If we had $d_k = 8$ the bound would be 6") and counterfactual("Had we used $h = 2$")
+    assert not counterfactual("In the example we still have $d_k = 3$")
+
+
 def _rules() -> set[str]:
     grammar = resources.files("mha_symbolic.check").joinpath("prose.lark").read_text(encoding="utf-8")
     return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
@@ -162,7 +172,8 @@ def _rules() -> set[str]:
 def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
     # start rules of the mood, of variants and of conclusions have tests of their own
-    parts = {"start", "mood", "hypothetical", "variants", "variant", "conclusions", "conclusion", "term",
+    parts = {"start", "mood", "hypothetical", "variants", "variant", "conclusions", "conclusion", "choices", "choice",
+             "requirement", "counterfactual", "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
              "size_product", "rank_relation", "matrix", "factor"}
     assert _rules() - parts == set(CASES)

@@ -749,15 +749,6 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 #: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
 _CONDITIONAL = re.compile(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", re.I)
-#: what makes a relation of sizes a choice, a requirement or a property of some other object, in the clause before
-#: it ("propose setting d_k = n", "a head with d_k >= n") or right after it ("d_k >= n is needed")
-_CHOICE_BEFORE = re.compile(r"\b(?:set|setting|choose|choosing|chose|propose[sd]?|proposing|suggest(?:s|ed|ing)?|"
-                            r"ty(?:ing)?|tie[sd]?|pick(?:ing)?|let|letting|take|taking|assum(?:e|es|ed|ing))\b"
-                            r"|\b(?:a|an|any|every|each|one)\s+(?:[\w-]+\s+)?(?:head|model|layer|matrix|network)s?\s+"
-                            r"(?:with|where)\s*$", re.I)
-_CHOICE_AFTER = re.compile(r"^\s*\$?\s*(?:is|are|would\s+be|must\s+hold|has\s+to\s+hold)?\s*"
-                           r"(?:needed|required|necessary|a\s+requirement|sufficient)\b", re.I)
-_COUNTERFACTUAL = re.compile(r"\b(?:would|würde|wäre|sería|serait|seria|had\s+we)\b", re.I)
 _CONDITION_BEFORE = r"\b(?:when|whenever|if|once|unless|until|provided(?:\s+that)?|as\s+long\s+as)\s+\$\s*"
 #: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
 #: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
@@ -798,7 +789,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     binds nothing in the document and lasts to the end of the paragraph."""
     from dataclasses import replace
 
-    from .prose import conditions
+    from .prose import conditions, counterfactual
     from .read import hypothetical, scope
 
     paragraph = p.sentence or ""
@@ -856,7 +847,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     doc.local = (paragraph, copy, sizes)
     # an example the paragraph opens ("Suppose n = 4. Then ...") lasts to its end; a condition or a counterfactual
     # ("If we had d_k = 8 the bound would be 6.") binds only its own clause: the next sentence is the document's
-    doc.local_clause = clause if _CONDITIONAL.search(clause) or _COUNTERFACTUAL.search(clause) else None
+    doc.local_clause = clause if _CONDITIONAL.search(clause) or counterfactual(clause) else None
     return copy, sizes
 
 
@@ -868,16 +859,16 @@ def _sizes_only(c: Any) -> bool:
 
 
 def _chosen(p: Any) -> bool:
-    """Whether the clause makes the piece's relation of sizes a choice or a requirement (see _CHOICE_BEFORE)."""
+    """Whether the clause makes the piece's relation of sizes a choice or a requirement (:func:`.prose.chosen`)."""
+    from .prose import chosen
+
     clause = p.clause or p.sentence or ""
     at = clause.find("$" + p.text.strip()) if p.text.strip() else -1
     if at < 0:
         at = clause.find(p.text.strip())
     if at < 0:
         return False
-    before, after = clause[:at], clause[at + len(p.text.strip()) + 1:]
-    tail = before[-80:]
-    return bool(_CHOICE_BEFORE.search(tail) and not re.search(r"[.;:]\s", tail[-40:]) or _CHOICE_AFTER.match(after))
+    return chosen(clause[:at], clause[at + len(p.text.strip()) + 1:])
 
 
 #: the scores of a document whose tokens are columns: K^T Q (a query per column) or Q^T K (a query per row)

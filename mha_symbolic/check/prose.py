@@ -183,8 +183,8 @@ Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClai
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files(__package__).joinpath("prose.lark").read_text(encoding="utf-8")
-    return Lark(grammar, start=["start", "mood", "variants", "conclusions"], parser="earley", lexer="dynamic",
-                ambiguity="resolve", propagate_positions=True)
+    return Lark(grammar, start=["start", "mood", "variants", "conclusions", "choices"], parser="earley",
+                lexer="dynamic", ambiguity="resolve", propagate_positions=True)
 
 
 #: the terminals one of which every form that yields a statement holds (a number, a relation, a number word, ...):
@@ -647,6 +647,24 @@ def concluded(before: str) -> bool:
     """
     clause = re.split(r"[,;:.](?:\s|$)", before)[-1]
     return holds(_plain(clause), ("CONCLUSION_WORD",))
+
+
+def chosen(before: str, after: str) -> bool:
+    """Is a relation of sizes chosen, proposed or required rather than claimed of the example: by the words just
+    before it (in its clause) or right after it (the ``choices`` forms of the grammar)?
+
+    >>> chosen("Some propose setting the head size to the sequence length, ", ""), chosen("A head with ", "")
+    (True, True)
+    >>> chosen("Here ", " is needed."), chosen("So ", " holds.")
+    (True, False)
+    """
+    clause = re.split(r"[.;:](?:\s|$)", before[-80:])[-1]
+    return holds(clause, ("CHOICE_WORD",)) or bool(_terminal_patterns()["REQUIREMENT_WORD"].match(after))
+
+
+def counterfactual(clause: str) -> bool:
+    """Does the clause speak counterfactually ("would", "had we")? What it binds holds in that clause only."""
+    return holds(_plain(clause), ("COUNTERFACTUAL_WORD",))
 
 
 def hypothetical(sentence: str) -> bool:
