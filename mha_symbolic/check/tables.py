@@ -271,7 +271,7 @@ def _configurations(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         if dm is not None and h and dk is not None and not doc.own_width:
             checks.append(f"d_k = d_model / h = {dm}/{h}")
             if dk * h != dm:
-                bad = (f"d_k is d_model / h = {dm}/{h} = {_fraction(dm, h)} in this row, not {dk}", _fraction(dm, h))
+                bad = (f"d_k is d_model / h = {dm}/{h} = {Rational(dm, h)} in this row, not {dk}", str(Rational(dm, h)))
         if h and g is not None and bad is None:
             checks.append(f"g = {g} divides h = {h}")
             if g < 1 or h % g:
@@ -285,10 +285,6 @@ def _configurations(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             emit(p, "given", "a configuration of its own: its sizes bind nothing outside its row", None, "setting",
                  "")
     return True
-
-
-def _fraction(a: int, b: int) -> str:
-    return str(a // b) if a % b == 0 else str(Rational(a, b))
 
 
 def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
