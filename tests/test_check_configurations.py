@@ -128,3 +128,23 @@ def test_an_input_drawn_at_random_is_still_the_input_its_print_gives():
                          "Q = \\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}$$")]}
     got = check_text(json.dumps(nb), name="drawn.ipynb", isolate=False).findings
     assert [f.status for f in got if f.latex.startswith("Q =")] == ["correct"]
+
+
+CACHE = """All caches are stored in fp16.
+
+| model | layers `L` | KV heads `g` | `d_head` | context | bytes / token | KiB / token | MiB / seq | GiB / seq |
+|---|---|---|---|---|---|---|---|---|
+| small | 24 | 4 | 64 | 2,048 | 24,576 | 24 | 48 | %s |
+| large | 40 | 8 | 128 | 4,096 | %s | 160 | 640 | 0.625 |
+"""
+
+
+def test_a_table_of_cache_amounts_is_computed_row_by_row():
+    """Each row: 2 L g d_head values of 2 bytes a token, the same amount in every unit, a context's tokens."""
+    assert _cache(CACHE % ("0.05", "163,840")) == [(5, "correct"), (6, "correct")]  # 0.05: 48 MiB, as written
+    assert _cache(CACHE % ("0.5", "163,840")) == [(5, "wrong"), (6, "correct")]  # 48 MiB is not half a GiB
+    assert _cache(CACHE % ("0.05", "327,680")) == [(5, "correct"), (6, "wrong")]  # not 2 * 40 * 8 * 128 * 2 bytes
+
+
+def _cache(text: str) -> list[tuple[int, str]]:
+    return [(f.line, f.status) for f in check_text(text, isolate=False).findings if f.line in (5, 6)]

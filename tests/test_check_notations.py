@@ -71,11 +71,12 @@ def test_cross_attention_inputs_named_otherwise(rows, status):
     assert statuses(doc, 3) == ["correct"] * 3
 
 
-def test_tokens_as_columns_leave_shapes_unjudged_and_arithmetic_checked():
+def test_tokens_as_columns_judge_shapes_in_their_orientation_and_arithmetic_checked():
     doc = ("Every token is a column vector: $X \\in \\mathbb{R}^{d_{model} \\times n}$ with $d_{model} = 8$, "
            "$h = 2$.\n\n$$Q_i = W_i^Q X \\in \\mathbb{R}^{4 \\times n}$$\n\n$$3 \\cdot 4 \\cdot 8 = 97$$\n")
-    assert flagged(doc) == [5]  # the arithmetic; the column-convention product is not judged
-    assert statuses(doc, 3) == ["unchecked"]
+    assert flagged(doc) == [5]  # the arithmetic
+    assert statuses(doc, 3) == ["correct"]  # W_i^Q X is d_k x n where tokens are columns
+    assert flagged(doc.replace("{4 \\times n}", "{n \\times 4}")) == [3, 5]  # the shape of the rows' Q_i: wrong here
 
 
 @pytest.mark.parametrize("label, status", [("MQA ($g = 1$)", "correct"), ("MQA ($g = 2$)", "wrong"),
@@ -376,7 +377,8 @@ def test_the_column_convention_with_the_model_width_under_other_letters(width):
            f"We use ${width} = 8$, $h = 2$, $n = 3$.\n\n"
            "$$Q^{(i)} = W_Q^{(i)} X \\in \\mathbb{R}^{4 \\times 3}$$\n")
     assert flagged(doc) == []
-    assert statuses(doc, 5) == ["unchecked"]
+    assert statuses(doc, 5) == ["correct"]  # W_Q^{(i)} X is d_k x n where tokens are columns
+    assert flagged(doc.replace("{4 \\times 3}", "{3 \\times 4}")) == [5]
 
 
 def test_a_padding_count_is_not_the_causal_mask_count():

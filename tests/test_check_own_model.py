@@ -18,10 +18,11 @@ def test_tokens_as_columns_declared_through_a_chain() -> None:
     """X = [x_1 ... x_n] in R^{d x n}: the layout comes from the declared shape of X, however it is written."""
     doc = ("Let $X = [\\,x_1 \\;\\; \\cdots \\;\\; x_n\\,] \\in \\mathbb{R}^{d \\times n}$.\n\n"
            "Take $d = 512$, $h = 8$ and $n = 10$.\n\n"
-           "Then $Q = W_Q X \\in \\mathbb{R}^{64 \\times 10}$ and $S \\in \\mathbb{R}^{10 \\times 10}$.\n")
+           "Then $Q_1 = W_Q^{(1)} X \\in \\mathbb{R}^{64 \\times 10}$ and $S_1 \\in \\mathbb{R}^{10 \\times 10}$.\n")
     assert flagged(doc) == []
-    rows = doc.replace("d \\times n}$.", "n \\times d}$.")  # the same shapes in a document of rows: wrong
-    assert flagged(rows) == [5]
+    assert (5, "correct") in verdicts(doc)  # W_Q^{(1)} X judged in the columns' orientation
+    rows = doc.replace("d \\times n}$.", "n \\times d}$.")  # the same product in a document of rows: undefined
+    assert not [f for f in check_text(rows, "doc.md").findings if f.latex.startswith("Q_1") and f.status == "correct"]
 
 
 def test_several_sizes_set_at_once_start_another_example() -> None:

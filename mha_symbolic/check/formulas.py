@@ -18,7 +18,7 @@ from sympy import MatrixSymbol, Symbol
 from ..errors import MHASymbolicError
 from ..latex import latex
 from ..parse import equivalent
-from .model import DocumentModel, dim_name
+from .model import DocumentModel, as_int, dim_name
 
 __all__ = ["judge_formula"]
 
@@ -58,6 +58,15 @@ def _sized(doc: DocumentModel, e: Any) -> Any:
     return e.xreplace(same_name) if same_name else e
 
 
+def _head_beyond(doc: DocumentModel, name: str) -> bool:
+    """Is ``name`` a per-head matrix (``K_3``, ``Q_{9}``, ``head_5``) of a head past the last the document's model
+    has: past its ``g`` key/value heads for keys and values, past its ``h`` heads for the rest?"""
+    m = re.fullmatch(r"(Q|K|V|S'?|A|head)_\{?(\d+)\}?", name)
+    M = doc.model()
+    count = M.kv_heads if m and m.group(1) in ("K", "V") and M.kv_heads is not None else M.dims.h
+    return m is not None and as_int(count) is not None and int(m.group(2)) > (as_int(count) or 0)
+
+
 def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                   ) -> tuple[str, str, str | None, str]:
     from ..formulas import Attention
@@ -82,15 +91,23 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
     if name is not None and (name in foreign or (not isinstance(sides[0], MatrixSymbol) and dim_name(name) is None
                                                  and name not in model_names | generic_steps)):
         doc.definitions[name] = sides[1]  # Z = softmax(Q K^T / sqrt(d_k)) V: later rank(Z) reads this
+        doc.formulas[name] = (tex[1], sides[1])  # ... in the model in force there (sizes set after the definition)
         inputs = sorted(foreign - {name})
         return "given", f"a definition of {name}" + (f" in {', '.join(inputs)}" if inputs else ""), None, ""
     if foreign:
         return "given", f"a definition of {', '.join(sorted(foreign))}", None, ""
     loose = sorted({str(x) for side in sides for x in side.free_symbols
-                    if type(x) is Symbol and re.match(r"W(?![A-Za-z])", str(x)) and dim_name(str(x)) is None})
-    if loose:  # W_Q with no head index, read as a number: it would commute (X W_K W_Q^T = X W_Q W_K^T)
-        return ("unchecked", f"{', '.join(loose)}: not a matrix of the model (its shape is unknown), so the formula "
-                "is not compared", None, "")
+                    if type(x) is Symbol and dim_name(str(x)) is None and str(x) not in doc.definitions
+                    and str(x) not in ("i", "n_ones")})  # the general head's index; the all-ones vector's length
+    beyond = [x for x in loose if _head_beyond(doc, x)]
+    if beyond:  # K_3 of a model with g = 1 key/value head: a head the document's own model does not have
+        return ("wrong", f"{', '.join(beyond)}: the document's model has no such head (h = {doc.model().dims.h}"
+                f"{'' if doc.model().kv_heads is None else f', g = {doc.model().kv_heads} key/value heads'})",
+                None, "proven")
+    if loose and known:  # W_Q with no head index, or M_i defined later in the sentence, read as a number beside
+        # matrices: it would commute (X W_K W_Q^T = X W_Q W_K^T), and what it stands for is not known here
+        return ("unchecked", f"{', '.join(loose)}: neither a matrix of the model nor a name the document has defined "
+                "(its shape and value are unknown), so the formula is not compared", None, "")
     try:
         expanded = [_sized(doc, _expanded(doc, s)) for s in sides]
     except (MHASymbolicError, KeyError, ValueError, TypeError) as e:

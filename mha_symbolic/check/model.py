@@ -119,8 +119,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(\\mathrm\{MultiHead\})\s*(\\left)?\(\s*([A-Z])\s*,\s*([A-Z])\s*(\\right)?\)", r"\1(\3, \4, \4)", t)
     t = re.sub(r"\\mathrm\{MultiHead\}(?!\s*(?:\\left)?\()", r"\\mathrm{MultiHead}(X, X, X)", t)  # MultiHead alone
     t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
-    t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]",
-               lambda m: r"\mathrm{Concat}(" + _blocks(m.group(1)) + ")", t)
+    t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", _stacked, t)
     # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
     t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
     t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
@@ -140,13 +139,16 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?<![\\A-Za-z])Z_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # Z_i: a head's output
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
-    t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]",
-               lambda m: r"\mathrm{Concat}(" + _blocks(m.group(1)) + ")", t)
+    t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", _stacked, t)
     if zero_based:
         t = _shift_heads(t)
         t = re.sub(r"(\\mathrm\{head\}_)\{\s*h\s*-\s*1\s*\}", r"\1{h}", t)  # H_{h-1}: the last head
+    # a block matrix of heads: one block row (H_1 & \cdots & H_h) or one block column (H_1 \\ \vdots \\ H_h)
+    t = re.sub(r"\\begin\{([bpBv]matrix)\}((?:\s|\\mathrm\{head\}_\{?\w+\}?|\\[vcl]?dots|\\\\|&)+)\\end\{\1\}",
+               _head_blocks, t)
     # Concat(a, b, \dots, z) -> Concat(a, \dots, z): the reader takes the first and the last
-    t = re.sub(r"(\\mathrm\{Concat\}\(\s*[^,()]+?),\s*[^,()]+?,\s*(\\(?:dots|ldots|cdots))", r"\1, \2", t)
+    t = re.sub(r"(\\mathrm\{Concat\}(?:_\{[hv]stack\})?\(\s*[^,()]+?),\s*[^,()]+?,\s*(\\(?:dots|ldots|cdots))",
+               r"\1, \2", t)
     return t
 
 
@@ -198,6 +200,27 @@ def numeric_matrix(tex: str) -> ImmutableMatrix | None:
     if not entries or len({len(r) for r in entries}) != 1:
         return None
     return ImmutableMatrix(entries)
+
+
+def _head_blocks(m: re.Match[str]) -> str:
+    r"""``\begin{bmatrix} H_1 \\ \vdots \\ H_h \end{bmatrix}`` as the heads stacked, ``H_1 & \cdots & H_h`` as the
+    heads side by side (a block matrix of more than one block row and column is left as it is)."""
+    body = m.group(2)
+    rows, cols = re.split(r"\\\\", body), re.split(r"&", body)
+    if len(rows) > 1 and len(cols) > 1:
+        return m.group(0)
+    cells = [re.sub(r"\\[vcl]?dots", r"\\dots", c.strip()) for c in (rows if len(rows) > 1 else cols) if c.strip()]
+    return r"\mathrm{Concat}_{%s}(%s)" % ("vstack" if len(rows) > 1 else "hstack", ", ".join(cells))
+
+
+def _stacked(m: re.Match[str]) -> str:
+    r"""``[h_1, h_2]`` as the blocks side by side, ``[h_1; h_2]`` as the blocks stacked (each a block row): which
+    one is the concatenation of heads depends on where the document puts its tokens, so the direction is kept
+    (``\mathrm{Concat}_{hstack}``, ``_{vstack}``: :meth:`mha_symbolic.parse.latex._Reader.function`)."""
+    content = m.group(1)
+    if ";" in content and "," not in content:
+        return r"\mathrm{Concat}_{vstack}(" + _blocks(content.replace(";", ",")) + ")"
+    return r"\mathrm{Concat}_{hstack}(" + _blocks(content) + ")"
 
 
 def _blocks(content: str) -> str:
@@ -302,6 +325,13 @@ class DocumentModel:
     # code names the code gave a value of its own (a right side not read, or a number): no longer the model's
     # quantity of that name (S0 = raw0 / np.sqrt(d_k) is not the model's S_1), until assigned again
     opaque: set[str] = field(default_factory=set)
+    # names the document defines by a formula (S = K^T Q), with the formula's text and its reading then: a name
+    # used later is read from that text in the model in force where it is used (the sizes and values set since),
+    # as long as the name still holds that definition
+    formulas: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    # names the document declares a shape for (W_Q \in R^{d x d_k} of a single-head text, C \in R^{h d_v x n})
+    # that are no matrix of the model: read as matrices of that shape, whose values are not known
+    declared: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     _model: MultiHeadAttention | None = None
     _table: SymbolTable | None = None
 
@@ -374,6 +404,7 @@ class DocumentModel:
             self.history.setdefault(k, []).append((v, self.bound_line.get(k, 0)))
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
         self.definitions, self.aliases, self.bound_in, self.bound_line = {}, {}, {}, {}
+        self.formulas, self.declared = {}, {}
         self.confirmed = set()
         self._model = self._table = None
 
@@ -463,7 +494,22 @@ class DocumentModel:
 
                 extra.append(dimension_symbol("n_kv"))
             self._table = SymbolTable.for_model(M, *extra)
+            if self.columns:
+                self._table = columns_table(self._table, self.memory.get("query_axis"))
+            self._table.unknown = self._defined_matrix
         return self._table
+
+    def _defined_matrix(self, key: str) -> Any:
+        """A name the document defined by a formula of matrices (``S = K^T Q``), as the reader meets it: so that it
+        is a matrix inside a function too (``\\mathrm{softmax}(S / \\sqrt{2})``); a name it declared a shape for,
+        as a matrix of that shape; None for any other name."""
+        name = re.sub(r"[{}]", "", key)
+        if name not in self.definitions and name in self.declared:
+            return MatrixSymbol(name, *self.declared[name])
+        if name not in self.formulas or not getattr(self.definitions.get(name), "is_Matrix", False):
+            return None  # (a value the document gave a name is put in after the reading, as before)
+        got = self._definition(name)
+        return got if getattr(got, "is_Matrix", False) else None
 
     # ----- reading ------------------------------------------------------------------------------------
     def read(self, tex: str) -> Any:
@@ -482,7 +528,8 @@ class DocumentModel:
         literal = numeric_matrix(text)
         if literal is not None:  # a matrix of numbers: read directly (the grammar is slow on large ones)
             return literal
-        tables = [self.table(), _generic_table(*self.variant())]
+        generic = _generic_table(*self.variant())
+        tables = [self.table(), columns_table(generic, self.memory.get("query_axis")) if self.columns else generic]
         if _GENERIC_HEAD.search(text):
             tables.reverse()  # W_i^Q, head_i: the general head i of the model
         try:
@@ -492,13 +539,33 @@ class DocumentModel:
                 raise
             got = read_expression(text, tables[1], strict=False)
         if self.definitions and hasattr(got, "free_symbols"):
-            named = {a: self.definitions[str(a)] for a in got.free_symbols if str(a) in self.definitions}
+            named = {a: self._definition(str(a)) for a in got.free_symbols if str(a) in self.definitions}
             got = got.xreplace(named) if named else got
         if getattr(got, "has", None) and got.has(S.ImaginaryUnit):
             raise ParseError(f"{tex!r}: a bare I is read as the identity only with its size (I_n)")
         if isinstance(got, FiniteSet) and len(got) == 1 and dim_name(str(next(iter(got)))) is not None:
             got = next(iter(got))  # a lone d (the grammar reads {d}, braced so as not to be a differential)
         return got
+
+    def _definition(self, name: str) -> Any:
+        """What ``name`` stands for: a value the document gave, or the formula that defined it read again here."""
+        tex, then = self.formulas.get(name, (None, None))
+        if tex is None or self.definitions[name] is not then:
+            return self.definitions[name]
+        from .shapes import _size
+
+        del self.formulas[name]  # (not read again inside its own reading)
+        try:
+            now = self.read(tex)
+            if hasattr(then, "shape") and (not hasattr(now, "shape") or any(
+                    (as_sympy(_size(self, a)) - as_sympy(_size(self, b))).simplify() != 0
+                    for a, b in zip(then.shape, now.shape, strict=True))):
+                return then  # Z = V A of one head read again where V is every head's: not what it named
+            return now
+        except (MHASymbolicError, ValueError, TypeError, RecursionError):
+            return then
+        finally:
+            self.formulas[name] = (tex, then)
 
     def _local_names(self, tex: str) -> str:
         """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
@@ -568,6 +635,44 @@ def generic_model(convention: str = "projection", cross: bool = False, mask: str
     """The model of symbolic sizes (head ``i``) in a convention: formulas about a general head (of
     cross-attention, keys and values from ``Y``, and with a mask, when the document's model has them)."""
     return MultiHeadAttention(convention=convention, cross=cross, mask=mask)
+
+
+def written_transposed(name: str, query_axis: str | None) -> bool | None:
+    """Does a document whose tokens are columns write the model's matrix ``name`` (``X``, ``W_Q^1``, ``S'_i``)
+    transposed?  Every matrix of the model but the n x n ones is (``X`` is d_model x n, ``Q_i = W_i^Q X`` is
+    d_k x n); the scores, scaled scores, weights and an additive mask ``M`` are when its scores put a query in
+    each column (``K^T Q``: ``query_axis`` is ``"column"``), not when in each row (``Q^T K``), and which is not
+    known (None) when it writes neither.  The key-padding row ``m`` is a row either way."""
+    base = re.split(r"[_^]", name, maxsplit=1)[0]
+    if base in ("S", "S'", "A", "M"):
+        return None if query_axis not in ("column", "row") else query_axis == "column"
+    return base != "m"
+
+
+def columns_table(table: SymbolTable, query_axis: str | None) -> SymbolTable:
+    """The symbol table of a document whose tokens are columns: each model matrix it writes transposed is read as
+    the transpose of the model's (row-convention) matrix, so that what is read has the value, shape and
+    orientation the document writes; an n x n matrix of an orientation not known is left out (read as a name of
+    the document's own).  The table's :attr:`~mha_symbolic.parse.SymbolTable.columns` tells the reader how the
+    document's softmax, Concat, Attention and MultiHead go.
+
+    >>> doc = DocumentModel(columns=True)
+    >>> doc.bind_dim("n", 3); doc.bind_dim("d_model", 4); doc.bind_dim("h", 2)
+    >>> doc.memory["query_axis"] = "column"
+    >>> doc.read("W_1^Q X").shape, doc.read(r"\\mathrm{softmax}(K_1^T Q_1)").shape
+    ((2, 3), (3, 3))
+    """
+    entries: dict[str, Any] = {}
+    for key, value in table.entries.items():
+        if isinstance(value, MatrixSymbol):
+            flip = written_transposed(str(value), query_axis)
+            if flip is None:
+                continue
+            value = value.T if flip else value
+        entries[key] = value
+    out = SymbolTable(entries, table.d_k, table.head_index, table.unknown)
+    out.columns = query_axis if query_axis in ("column", "row") else "unknown"
+    return out
 
 
 @lru_cache(maxsize=8)

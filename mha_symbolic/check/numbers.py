@@ -15,14 +15,16 @@ from sympy import (
     MatrixSymbol,
     Number,
     Symbol,
+    Transpose,
     log,
     simplify,
 )
+from sympy.core.function import AppliedUndef
 
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ShapeError
 from ..statements._base import agrees, shown
-from .model import DocumentModel, as_int, dim_name, numeric_matrix
+from .model import DocumentModel, as_int, dim_name, numeric_matrix, written_transposed
 
 _OPS = {"eq": "=", "approx": "≈", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "ne": "≠", "def": ":="}
 Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
@@ -312,6 +314,12 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
     M = doc.model()
     if e.atoms(MultiHead):
         e = e.xreplace({m: M.steps["Output"].symbol for m in e.atoms(MultiHead)})
+    from ..concat import Concat, ConcatHeads
+
+    for c in e.atoms(ConcatHeads):  # Concat(head_1, ..., head_h) with the document's h: its heads, by name
+        h = as_sympy(c.h).subs(_dims_subs(doc, as_sympy(c.h)))
+        if getattr(h, "is_Integer", False) and 0 < int(h) <= 256:  # (more heads than any model: left unexpanded)
+            e = e.xreplace({c: Concat(*(c.head(k) for k in range(1, int(h) + 1)))})
     givens, steps = doc.inputs_and_steps()
     if not {str(a) for a in e.atoms(MatrixSymbol)} & {"W_O", "Output"}:
         givens.pop("W_O", None)  # a W_O that cannot multiply the heads does not spoil a head's values
@@ -369,6 +377,8 @@ def _full_weights(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -> Verd
     h, d_model = known.get("h"), known.get("d_model")
     if m is None or h is None or d_model is None or doc.convention == "split":
         return None
+    if doc.columns:  # d_k x d_model blocks stacked as rows (W^Q X): the model's weight is its transpose
+        stated = stated.T
     letter = m.group(1).upper()
     width = known.get("d_v" if letter == "V" else "d_k") or (d_model // h if d_model % h == 0 else None)
     if width is None or stated.shape != (d_model, h * width):
@@ -424,16 +434,18 @@ def _loose_weight(e: Any) -> bool:
 
 def _full_product(doc: DocumentModel, tex: str, stated: ImmutableMatrix | None = None) -> Any:
     """``X W^Q`` with ``W^Q`` given side by side: every head's ``X W_Q^i`` side by side, exact; so is a bare ``Q``
-    stated as a matrix of that width (every head's queries; with one head, its own).  None otherwise."""
+    stated as a matrix of that width (every head's queries; with one head, its own).  Where tokens are columns,
+    ``W^Q X`` and every head's ``W_Q^i X`` stacked.  None otherwise."""
     h = doc.known_dims().get("h")
     tex = re.sub(r"\\(?:mathbf|boldsymbol|bm)\s*\{([A-Za-z])\}", r"\1", tex)  # \mathbf{X}\mathbf{W}^{Q}
     if stated is not None:
         bare = re.fullmatch(r"\s*([QKV])\s*", tex)
-        if bare is None or h is None or stated.cols != h * doc.values.get(f"W_{bare.group(1)}^1",
-                                                                                   ImmutableMatrix([[]])).cols:
+        width = stated.rows if doc.columns else stated.cols  # tokens as columns: the heads' rows stacked
+        if bare is None or h is None or width != h * doc.values.get(f"W_{bare.group(1)}^1", ImmutableMatrix([[]])).cols:
             return None
-        tex = f"X W^{bare.group(1)}"
-    m = re.fullmatch(r"\s*X\s*(?:\\cdot\s*)?(.+)", tex)
+        tex = f"W^{bare.group(1)} X" if doc.columns else f"X W^{bare.group(1)}"
+    m = re.fullmatch(r"\s*(.+?)\s*(?:\\cdot\s*)?X\s*", tex) if doc.columns else \
+        re.fullmatch(r"\s*X\s*(?:\\cdot\s*)?(.+)", tex)
     weight = _FULL_WEIGHT.fullmatch(m.group(1)) if m else None
     if weight is None or h is None or "X" not in doc.values:
         return None
@@ -443,7 +455,9 @@ def _full_product(doc: DocumentModel, tex: str, stated: ImmutableMatrix | None =
         return None
     X = doc.values["X"]
     blocks = [X * doc.values[key] for key in keys]
-    return ImmutableMatrix.hstack(*blocks) if all(b.rows == X.rows for b in blocks) else None
+    if not all(b.rows == X.rows for b in blocks):
+        return None
+    return ImmutableMatrix.hstack(*blocks).T if doc.columns else ImmutableMatrix.hstack(*blocks)
 
 
 def _causal_value(doc: DocumentModel, s: Any, stated: ImmutableMatrix, plain: ImmutableMatrix) -> Any:
@@ -579,10 +593,11 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                                             or key in ("m", "M") and doc.mask is not None)
             if key is not None and is_input and key not in doc.values:
                 known = doc.known_dims()
-                if (key.startswith("W_") and "^" in key and known.get("d_k") == stated.rows != known.get("d_model")
+                value = stated.T if doc.columns and written_transposed(key, doc.memory.get("query_axis")) else stated
+                if (key.startswith("W_") and "^" in key and known.get("d_k") == value.rows != known.get("d_model")
                         and known.get("d_model") is not None):
                     doc.use_convention("split")  # a d_k x d_k projection reads a column block of X
-                doc.values[key] = stated
+                doc.values[key] = value  # the model's (row-convention) value of what the document wrote
                 doc._model = doc._table = None
                 verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
                 continue
@@ -590,6 +605,11 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
                 doc.bound_in[s.name], doc.bound_line[s.name] = doc.paragraph, doc.line  # in this scope
                 verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))
+                continue
+            both = sorted(str(x) for x in getattr(s, "free_symbols", ()) if str(x) in doc.declared and dim_name(str(x)))
+            if both:  # W_O h where the document declared h a matrix (h in R^{4 x 3}): not the number of heads here
+                verdicts.append(("unchecked", f"{tex[i]}: {', '.join(both)} is a size's letter the document also "
+                                 "declares a matrix, so which it means here is not known", None, ""))
                 continue
             if _scalar_free(s):
                 value = simplify(s.subs(_dims_subs(doc, s)))
@@ -616,6 +636,13 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                                      f"value (the model cannot compute it: {str(e).splitlines()[0][:120]})", None, ""))
                     continue
                 missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
+                unknown = sorted({str(x) for x in V.free_symbols if type(x) is Symbol and dim_name(str(x)) is None} |
+                                 {str(f.func) for x in V for f in as_sympy(x).atoms(AppliedUndef)})
+                if unknown and not missing:  # W^O H with H read as a number, or H(p) an entropy: a name (of a matrix
+                    # or a function) the document has not defined, so nothing to compute with
+                    verdicts.append(("unchecked", f"{tex[i]} depends on {', '.join(unknown)}, which is neither a "
+                                     "matrix of the model nor a name the document has defined (as read)", None, ""))
+                    continue
                 if missing or any(not as_sympy(x).is_number for x in V):
                     contradiction = (_input_free_contradiction(V, stated, tex[i], places, tex[k])
                                      if op in ("eq", "approx") else None)
@@ -628,6 +655,16 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                         _assume_head_blocks(doc, tex[i], stated)  # Q of width h d_k: each head's block, too
                         verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's "
                                          "own value (no step of the model computes it)", None, ""))
+                        continue
+                    if missing and set(missing) <= set(doc.declared):  # Q = X W_Q with W_Q only declared a shape
+                        name = re.sub(r"[{}\s]", "", tex[i])
+                        if re.fullmatch(r"[A-Za-z](?:_\w+)?", name):  # later lines compute with this value of Q
+                            doc.definitions[name], doc.bound_in[name], doc.bound_line[name] = stated, doc.paragraph, \
+                                doc.line
+                            doc.formulas.pop(name, None)
+                        _assume_head_blocks(doc, tex[i], stated)  # Q of width h d_k: each head's block, too
+                        verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's own "
+                                         f"value ({', '.join(missing)} declared, never given)", None, ""))
                         continue
                     _assume_head_blocks(doc, tex[i], stated)
                     what = ", ".join(missing) or "sizes the document does not fix"
@@ -688,6 +725,8 @@ def _own_value(doc: DocumentModel, sides: list[Any], i: int, stated: ImmutableMa
     the document's own value of that name, and later statements about ``Q`` (its shape, ``Q K^T``) are local
     computations from it.  True when ``sides[i]`` is such a bare name (recorded), else False."""
     s = sides[i]
+    if doc.columns and isinstance(s, Transpose) and isinstance(s.arg, MatrixSymbol):
+        s, stated = s.arg, stated.T  # Q_1 of a document whose tokens are columns: the model's Q_1 transposed
     if i != 0 or len(sides) != 2 or not isinstance(s, MatrixSymbol) or stated.shape == (1, 1):
         return False
     doc.definitions[str(s)] = stated

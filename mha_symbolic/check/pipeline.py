@@ -102,13 +102,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
         def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
                  basis: str = "", p: Any = p) -> None:
-            if doc.columns and status in _VERDICTS and (kind in ("shape", "formula") or kind == "number" and
-                                                        re.search(r"matrix|\\\\", tex)):
-                status, expected, basis = "unchecked", None, ""
-                message = ("the document stores tokens as columns (X is d_model x n); shapes, matrix formulas and "
-                           "matrix values are read in the row convention only, so this is not judged")
-            elif status == "inconsistent" and basis == "proven" and \
-                    (kind == "formula" or "inner sizes" in message) and not (doc.rows or _rows_given(doc)):
+            if status == "inconsistent" and basis == "proven" and (kind == "formula" or "inner sizes" in message) \
+                    and not (doc.rows or doc.columns or _rows_given(doc)):
                 status, expected, basis = "unchecked", None, ""  # K^T Q of a document that never said
                 message = (f"the document does not say that tokens are rows (X is n x d_model); in that convention: "
                            f"{message}")  # which way its tokens go: the row convention is the checker's default

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import ImmutableMatrix, MatrixSymbol, Symbol
+from sympy import ImmutableMatrix, MatrixBase, MatrixSymbol, Symbol
 
 from .._convert import as_sympy
 from ..errors import MHASymbolicError
@@ -30,11 +30,20 @@ _STATUS = {"true": "correct", "false": "wrong", "undecided": "unchecked", "assum
 
 
 def rank_argument(tex: str) -> str | None:
-    r"""The text inside ``\mathrm{rank}(...)`` (balanced; ``\left( \right)`` too), if the side is a rank."""
+    r"""The text inside ``\mathrm{rank}(...)`` (balanced; ``\left( \right)`` too), or the one name of
+    ``\mathrm{rank} S_1``, if the side is a rank.
+
+    >>> rank_argument(r"\operatorname{rank}\left(W_1^Q\right)"), rank_argument(r"\operatorname{rank} S_1 ")
+    ('W_1^Q', 'S_1')
+    >>> rank_argument(r"\mathrm{rank} S_1 + 1") is None
+    True
+    """
     m = re.match(r"\s*\\(?:mathrm|operatorname|text)\{rank\}\s*(\\left)?\s*\(", tex) or re.match(
         r"\s*\\rank\s*(\\left)?\s*\(", tex)
-    if not m:
-        return None
+    if not m:  # \operatorname{rank} S_1: a function applied to one name needs no parentheses
+        bare = re.fullmatch(r"\s*\\(?:(?:mathrm|operatorname|text)\{rank\}|rank(?![A-Za-z]))\s*"
+                            r"([A-Za-z]'?(?:\s*[_^]\s*(?:\{[^{}]*\}|\w))*)\s*", tex)
+        return bare.group(1) if bare else None
     depth, start = 0, m.end() - 1
     for j in range(start, len(tex)):
         depth += (tex[j] == "(") - (tex[j] == ")")
@@ -181,6 +190,8 @@ def _two_ranks(E: Any, F: Any, op: str) -> tuple[str, str, str | None, str]:
 def _instance(doc: DocumentModel, E: Any) -> ImmutableMatrix | None:
     from .judge import _value
 
+    if isinstance(E, MatrixBase) and all(as_sympy(x).is_number for x in E):
+        return ImmutableMatrix(E)  # a matrix of the document's own numbers: computed from them alone
     if not doc.values:
         return None
     try:

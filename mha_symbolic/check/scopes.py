@@ -107,7 +107,7 @@ def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
 
     alt = copy.copy(doc)
     for name in ("dims", "values", "assumed", "shapes", "definitions", "aliases", "bound_in", "bound_line",
-                 "memory", "section_sizes", "renames"):
+                 "memory", "section_sizes", "renames", "formulas", "declared"):
         setattr(alt, name, copy.copy(getattr(doc, name)))
     alt.constrained, alt.confirmed = set(doc.constrained), set(doc.confirmed)
     alt.history = {k: list(v) for k, v in doc.history.items()}  # a restart there must not write into the document

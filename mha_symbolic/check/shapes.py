@@ -80,6 +80,14 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             one = _one_head(doc, bare.group(1), tuple(reversed(stated)))
             if one is not None:
                 return one[0], f"{tex[where].strip()} read as the transpose of one head's {bare.group(1)}_i", *one[2:]
+        loose = _loose(doc, subject)
+        if loose and hasattr(subject, "shape"):  # X W_Q with a W_Q of no head index, read as a number: not its shape
+            return ("unchecked", f"{tex[where].strip()}: {', '.join(loose)} is neither a matrix of the model nor a "
+                    "name the document has defined (its shape is unknown)", None, "")
+        if not isinstance(subject, MatrixBase) and hasattr(subject, "shape"):
+            one = _one_head_reading(doc, subject, stated, tex[where].strip())
+            if one is not None:  # Z = V A with a bare V: one head's V, as a one-head derivation writes it
+                return one
         if isinstance(subject, MatrixBase):
             shape = subject.shape
         elif hasattr(subject, "shape"):
@@ -88,6 +96,11 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             from .grouped import stacked_shape
 
             stacked = stacked_shape(doc, tex[where], stated)
+            if stacked is None and isinstance(subject, Symbol) and subject.name not in doc.definitions:
+                # W_Q in R^{d x d_k} of one head; C in R^{h d_v x n}; h in R^{4 x 3}, a size's letter made a matrix
+                doc.declared[subject.name] = stated
+                return ("given", f"{tex[where].strip()} declared {stated[0]} x {stated[1]}: a matrix of the document's "
+                        "own" + (" (elsewhere the letter of a size)" if dim_name(subject.name) else ""), None, "")
             return stacked or ("unchecked", f"{tex[where]} is not a matrix", None, "")
     except ShapeError as e:
         return "inconsistent", str(e), None, "proven"
@@ -101,8 +114,6 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     for a, b in zip(shape, stated, strict=True):
         a, b = as_sympy(a), as_sympy(b)
         if a.is_Symbol and b.is_Integer and dim_name(a.name) is not None:
-            if doc.columns:  # a shape written in the column convention does not bind the row convention's sizes
-                return "unchecked", "a shape in the column convention: sizes are not read off it", None, ""
             doc.bind_dim(dim_name(a.name) or "", int(b))
             bound.append(f"{a} = {b}")
             continue
@@ -143,9 +154,40 @@ def _one_head(doc: DocumentModel, name: str, stated: tuple[Any, ...]) -> Verdict
     if step is None:
         return None
     shape = tuple(_size(doc, x) for x in step.symbol.shape)
+    if doc.columns:  # a document whose tokens are columns writes Q_i transposed: d_k x n
+        shape = shape[::-1]
     if all(simplify(as_sympy(a) - as_sympy(b)) == 0 for a, b in zip(shape, stated, strict=True)):
         return ("correct", f"{name} read as one head's {name}_i, {shape[0]} x {shape[1]} by the model's shape rules",
                 None, "proven")
+    return None
+
+
+def _loose(doc: DocumentModel, subject: Any) -> list[str]:
+    """The names in ``subject`` read as numbers that are neither sizes nor names the document defined (a ``W_Q``
+    with no head index beside matrices): what they stand for, and so the shape, is not known."""
+    return sorted({str(x) for x in getattr(subject, "free_symbols", ()) if type(x) is Symbol and
+                   dim_name(str(x)) is None and str(x) not in doc.definitions and str(x) not in ("i", "n_ones")})
+
+
+def _one_head_reading(doc: DocumentModel, subject: Any, stated: tuple[Any, ...], written: str) -> Verdict3 | None:
+    """An expression with a bare ``Q``, ``K`` or ``V`` (every head's, side by side) whose stated shape is that of
+    the same expression of one head's ``Q_i``, ``K_i``, ``V_i`` -- the single-head notation of a derivation, met
+    again in a document with several heads: correct, so read; None otherwise (the expression is judged as read)."""
+    from sympy import MatrixSymbol
+
+    M = doc.model()
+    index = M.head_indices[0]
+    bare = {a: M.steps[f"{a.name}_{index}"].symbol for a in subject.atoms(MatrixSymbol)
+            if str(a) in ("Q", "K", "V") and f"{a.name}_{index}" in M.steps}
+    if not bare:
+        return None
+    try:
+        shape = tuple(_size(doc, x) for x in subject.xreplace(bare).shape)
+    except (MHASymbolicError, ValueError, TypeError):
+        return None
+    if all(simplify(as_sympy(a) - as_sympy(b)) == 0 for a, b in zip(shape, stated, strict=True)):
+        return ("correct", f"{written} read with one head's {', '.join(sorted(str(v) for v in bare.values()))}: "
+                f"{shape[0]} x {shape[1]} by the model's shape rules", None, "proven")
     return None
 
 

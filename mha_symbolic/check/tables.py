@@ -21,6 +21,7 @@ the engine with the document's givens and each row compared at the precision its
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Any
 
 from sympy import ImmutableMatrix, Rational
@@ -30,6 +31,7 @@ from ..errors import MHASymbolicError
 from ..statements._base import agrees, shown
 from .judge import _places, _value, judge
 from .model import DocumentModel
+from .numbers import _worst
 from .softmax_tables import judge_softmax_table
 
 __all__ = ["judge_table", "table_groups"]
@@ -138,9 +140,13 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
         return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column
+    if _amounts_table(doc, rows, emit):
+        return
     if _configurations(doc, rows, emit):
         return
     if _sizes_table(doc, rows, emit):
+        return
+    if _shapes_table(doc, rows, emit):
         return
     numbers = [_numbers(p) for p in rows]
     if any(n is None for n in numbers) or len({len(n or []) for n in numbers}) != 1:
@@ -228,7 +234,7 @@ _MEANINGS = [(r"\bper\s+(?:kv|key|k/v|query|token|layer|group)|\bratio\b|\bgroup
              (r"\b(?:query\s+)?heads\b|\bnumber\s+of\s+heads\b", "h"),
              (r"\bmodel\s+(?:width|dim(?:ension)?|size)\b|\bhidden\s+(?:size|dim(?:ension)?)\b|\bembedding\s+"
               r"(?:size|dim(?:ension)?|width)\b|\bd_?model\b", "d_model"),
-             (r"\b(?:sequence|context)\s+length\b|\btokens\b", "n")]
+             (r"\b(?:sequence|context)\s+length\b|\btokens\b|^\s*context\s*$", "n")]
 
 
 def _column_size(header: str) -> str | None:
@@ -333,4 +339,134 @@ def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         got = judge(doc, sides, ["eq"] * (len(sides) - 1), p.text)
         if got is not None:
             emit(p, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+    return True
+
+
+#: a column header that names the shape of the row's object (in the languages the corpora use)
+_SHAPE_HEADER = re.compile(r"\b(?:shapes?|dimensions?|dims?|forme|forma|form|gr[öo](?:ß|ss)e|tama[ñn]o|dimensi[óo]n)\b",
+                           re.I)
+#: a shape cell: ``$2 \times 3$``, ``(n, d_k)``, ``n x d_model``; two sizes, no more
+_SHAPE_CELL = re.compile(r"\(?\s*([^,()×$`]+?)\s*(?:\\times|×|\bx\b|,)\s*([^,()×$`]+?)\s*\)?")
+
+
+def _shapes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    r"""A table of shapes: a column headed "shape" (or "dimensions", "forme", ...) and, to its left, a column whose
+    cells are formulas naming the row's objects (``$Q_i, K_i, V_i$``, ``$S_i = K_i^\top Q_i$``, ``$W^O [H_1;
+    H_2]$``).  Each row states that its objects (the left side of an equation, or each of a list) have the shape in
+    its shape cell, judged like ``Q_i \in \mathbb{R}^{2 \times 3}`` written in the text; a shape of more than two
+    sizes (a batch) is passed over.  True when the table is one."""
+    cols = [c.strip() for c in rows[0].columns]
+    at = next((j for j, c in enumerate(cols) if _SHAPE_HEADER.search(re.sub(r"\$[^$]*\$", " ", c))), None)
+    if at is None or at == 0:
+        return False
+    for p in rows:
+        cells = [c.strip() for c in p.text.split(" | ")]
+        if len(cells) != len(cols):
+            continue
+        shape = _SHAPE_CELL.fullmatch(cells[at].strip("$` "))
+        named = next((re.findall(r"\$([^$]+)\$", cells[j]) for j in range(at - 1, -1, -1) if "$" in cells[j]), [])
+        if shape is None or not named:
+            continue
+        objects = [x.strip() for x in _top_level(named[0].split("=")[0]) if x.strip()]
+        space = r"\mathbb{R}^{%s \times %s}" % (shape.group(1).strip(), shape.group(2).strip())
+        verdicts = [judge(doc, [x, space], ["in"], p.text) for x in objects]
+        got = [v for v in verdicts if v is not None]
+        if got:
+            status, message, expected, basis = _worst([v[1] for v in got])
+            emit(p, status, message, expected, "shape", basis)
+    return True
+
+
+def _top_level(tex: str) -> list[str]:
+    """``tex`` split at the commas outside brackets and braces (``Q_i, K_i`` into two; ``W_{Q,i}`` whole)."""
+    parts, depth, start = [], 0, 0
+    for j, c in enumerate(tex):
+        depth += (c in "([{") - (c in ")]}")
+        if c == "," and depth == 0:
+            parts.append(tex[start:j])
+            start = j + 1
+    return parts + [tex[start:]]
+
+
+#: a column of amounts of memory, per token or per sequence: ``bytes / token``, ``MiB per sequence``, ``GiB/seq``
+_AMOUNT_COLUMN = re.compile(r"^\s*(?P<unit>bytes?|B|[KMGT]i?B|kB)\s*(?:/|per)\s*"
+                            r"(?P<per>token|seq(?:uence)?|request)s?\b", re.I)
+
+
+def _amount(cell: str) -> tuple[Fraction, int] | None:
+    """A cell that is one number as written (``2,048``, ``2.5``, ``**512**``) and its decimals, else None."""
+    bare = re.sub(r"[*_`$]", "", cell).strip()
+    m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", bare)
+    if not m:
+        return None
+    return Fraction(m.group(1).replace(",", "") + "." + (m.group(2) or "0")), len(m.group(2) or "")
+
+
+def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    r"""A table of KV-cache amounts: a label, columns of sizes (layers ``L``, key/value heads ``g``, ``d_head``, the
+    context) and columns of memory per token or per sequence in units (``bytes / token``, ``KiB / token``,
+    ``MiB / sequence``).  Each row is a configuration of its own, judged from its own cells: the amounts of one
+    kind agree in every unit (at the precision each is written; KB, MB, GB read as powers of 1000 or of 1024), a
+    sequence holds the context's tokens, and the bytes per token are ``2 L g d_head`` values (keys and values) at
+    the bytes per value the document states (fp16: 2).  True when the table is one (two amount columns at least)."""
+    from .units import _BINARY, _DECIMAL
+
+    cols = [c.strip() for c in rows[0].columns]
+    amounts = {j: m for j, c in enumerate(cols) if (m := _AMOUNT_COLUMN.match(re.sub(r"[`$*]", "", c)))}
+    if len(amounts) < 2:
+        return False
+    sizes = {j: _column_size(c) for j, c in enumerate(cols) if j not in amounts}
+    for p in rows:
+        cells = [c.strip() for c in p.text.split(" | ")]
+        if len(cells) != len(cols):
+            continue
+        per_token: list[tuple[str, list[tuple[Fraction, Fraction]]]] = []  # (column, readings as byte ranges)
+        per_sequence: list[tuple[str, list[tuple[Fraction, Fraction]]]] = []
+        for j, m in amounts.items():
+            got = _amount(cells[j])
+            if got is None:
+                continue
+            value, places = got
+            unit = next((u for u in (*_BINARY, *_DECIMAL) if u.lower() == m.group("unit").lower()), "bytes")
+            factors = [_BINARY[unit]] if unit in _BINARY else [1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit]]
+            half = Fraction(1, 2 * 10 ** places)
+            ranges = [((value - half) * f, (value + half) * f) for f in factors]
+            (per_token if m.group("per").lower() == "token" else per_sequence).append((cols[j], ranges))
+        known = {size: _cell_number(cells[j]) for j, size in sizes.items() if size is not None}
+        exact: list[tuple[str, Fraction]] = []  # amounts per token computed from the row's sizes
+        L, g, width, b = known.get("layers"), known.get("g"), known.get("d_k"), doc.memory.get("bytes")
+        if L and g and width and b:
+            exact.append((f"2 L g d_head at {b} bytes per value = 2 * {L} * {g} * {width} * {b}",
+                          Fraction(2 * L * g * width * b)))
+        tokens = known.get("n")
+        checks: list[str] = []
+        bad: str | None = None
+
+        def fits(ranges: list[tuple[Fraction, Fraction]], x: Fraction) -> bool:
+            return any(lo <= x <= hi for lo, hi in ranges)
+
+        def meet(a: list[tuple[Fraction, Fraction]], b: list[tuple[Fraction, Fraction]]) -> bool:
+            return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in a for lo2, hi2 in b)
+
+        for name, x in exact:
+            for col, ranges in per_token:
+                checks.append(f"{col}: {name}")
+                if bad is None and not fits(ranges, x):
+                    bad = f"{col} is {name} = {x} bytes, not {cells[cols.index(col)]}"
+        for group in (per_token, per_sequence):
+            for (c1, r1), (c2, r2) in zip(group, group[1:], strict=False):
+                checks.append(f"{c1} = {c2}")
+                if bad is None and not meet(r1, r2):
+                    bad = f"{c1} ({cells[cols.index(c1)]}) and {c2} ({cells[cols.index(c2)]}) are not the same amount"
+        if tokens and per_token and per_sequence:
+            (c1, r1), (c2, r2) = per_token[0], per_sequence[0]
+            checks.append(f"{c2} = {c1} x {tokens} tokens")
+            scaled = [(lo * tokens, hi * tokens) for lo, hi in r1]
+            if bad is None and not meet(scaled, r2):
+                bad = f"{c2} is {tokens} tokens of {cells[cols.index(c1)]} {c1}, not {cells[cols.index(c2)]}"
+        if bad is not None:
+            emit(p, "wrong", bad, None, "number", "computed")
+        elif checks:
+            emit(p, "correct", "a configuration of its own (binds nothing outside its row): " + "; ".join(checks),
+                 None, "number", "computed")
     return True

@@ -77,6 +77,11 @@ _RELATIONS = [(r"\approx", "approx"), (r"\leq", "le"), (r"\le", "le"), (r"\geq",
               (r"\neq", "ne"), (r"\ne", "ne"), ("=", "eq"), ("<", "lt"), (">", "gt")]
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|\s+|.", re.S)
 _FUNCTIONS = ("softmax", "Attention", "Concat", "MultiHead")
+#: the subscripts that name an axis: a softmax's (causal, rows, columns) and a Concat's (blocks side by side, or
+#: stacked as rows: ``[a, b]`` and ``[a; b]``, see :func:`mha_symbolic.check.model.canonical_tex`)
+_AXES = {"softmax": {"causal": "causal", **dict.fromkeys(("row", "rows", "rowwise", "row-wise"), "row"),
+                     **dict.fromkeys(("col", "cols", "column", "columns", "colwise", "column-wise"), "column")},
+         "Concat": {"hstack": "h", "vstack": "v"}}
 _N_ONES = Symbol("n_ones", integer=True, positive=True)  # rows of \mathbf{1} until its sum tells
 
 
@@ -106,6 +111,10 @@ class SymbolTable:
         #: optional ``key -> object or None`` for atoms not in the table (the document checker names
         #: new matrices this way); only consulted when reading with ``strict=False``
         self.unknown = unknown
+        #: the query axis of a document whose tokens are columns (``"column"`` when its scores are ``K^T Q``,
+        #: ``"row"`` for ``Q^T K``, ``"unknown"``), or None for the row convention: its unmarked softmax normalises
+        #: that axis, and Concat, Attention and MultiHead stack and return tokens as columns
+        self.columns: str | None = None
 
     @classmethod
     def from_objects(cls, objects: Iterable[Any]) -> SymbolTable:
@@ -194,6 +203,12 @@ def _normalise(text: str) -> str:
     t = re.sub(r"\\(?:operatorname|text|textrm|mathrm|rm)\s*\{", r"\\mathrm{", t)
     t = re.sub(r"\\mathrm\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "") + "}", t)
     t = re.sub(r"\\(?:,|;|:|!|quad|qquad)|~", " ", t)
+    # TeX takes one character as a macro's argument without braces (\sqrt2, \frac12, \frac{a}2); a whole number
+    # under a root (\sqrt 64) and a letter with its subscript (\sqrt d_k, which can only mean the root of d_k) are
+    # braced whole
+    t = re.sub(r"\\sqrt\s*(\d+(?:\.\d+)?|[A-Za-z](?:_\{?\w+\}?)?(?![A-Za-z]))", r"\\sqrt{\1}", t)
+    t = re.sub(r"\\frac\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[0-9A-Za-z])\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[0-9A-Za-z])",
+               lambda m: "\\frac" + "".join(a if a.startswith("{") else "{" + a + "}" for a in m.groups()), t)
     # \log without a base is the natural logarithm, as everywhere in machine learning (latex2sympy reads base 10);
     # a base is written as one: \log_2, \log_{10}
     t = re.sub(r"\\(?:log|mathrm\{log\}|mathrm\{ln\})(?![A-Za-z])(?!\s*_)", r"\\ln", t)
@@ -337,23 +352,22 @@ class _Reader:
                 continue
             if t == r"\mathrm":
                 name, j = _group(tokens, i + 1)
-                causal = False
-                if name == "softmax" and j < len(tokens) and tokens[j] == "_":
+                axis = None  # softmax_{causal}, softmax_{row}, softmax_{col}; Concat_{hstack}, Concat_{vstack}
+                if name in ("softmax", "Concat") and j < len(tokens) and tokens[j] == "_":
                     subscript, after = _group(tokens, j + 1)
-                    axis = re.sub(r"\s+|\\mathrm|[{}]", "", subscript).lower()
-                    if axis == "causal":
-                        causal, j = True, after
-                    elif axis in ("row", "rows", "rowwise", "row-wise"):
-                        j = after  # the softmax of each row: the model's own
-                    else:  # softmax_{col}, softmax_{dim=0}: an axis this reader does not take on trust
+                    axis = _AXES[name].get(re.sub(r"\s+|\\mathrm|[{}]", "", subscript).lower())
+                    if name == "softmax" and (axis is None or axis == "column" and not self.table.columns):
+                        # softmax_{dim=0}, or softmax_{col} of a document whose tokens are rows: an axis this
+                        # reader does not take on trust
                         raise ParseError(f"a softmax with the subscript {subscript.strip()!r} (which axis it "
                                          "normalises is not read from a subscript)")
+                    j = after if axis is not None else j
                 k = j
                 while k < len(tokens) and tokens[k].isspace():
                     k += 1
                 if name in _FUNCTIONS and k < len(tokens) and tokens[k] == "(":
                     end = _matching(tokens, k, "(", ")")
-                    out.append(self.hold(self.function(name, tokens[k + 1:end], causal)))
+                    out.append(self.hold(self.function(name, tokens[k + 1:end], axis)))
                     i = end + 1
                     continue
             if t == r"\mathbf":
@@ -391,31 +405,55 @@ class _Reader:
             i += 1
         return out
 
-    def function(self, name: str, arg_tokens: list[str], causal: bool = False) -> Basic:
+    def function(self, name: str, arg_tokens: list[str], axis: str | None = None) -> Basic:
+        r"""``name(args)``, with the axis a subscript names: ``"causal"``, ``"row"`` or ``"column"`` for a softmax,
+        ``"h"`` or ``"v"`` for a Concat written as a row ``[a, b]`` or a column ``[a; b]`` of blocks
+        (``\mathrm{Concat}_{hstack}``, ``\mathrm{Concat}_{vstack}``).  In a document
+        whose tokens are columns (:attr:`SymbolTable.columns`) the model's row-convention function is applied to
+        the transposed arguments and its result transposed: Concat stacks heads vertically, Attention and
+        MultiHead return tokens as columns, and a softmax normalises the document's query axis."""
+        columns = self.table.columns
         parts = ["".join(p).strip() for p in _split_top(arg_tokens, {","})]
+        vertical = axis == "v" if axis in ("h", "v") else bool(columns)  # Concat: blocks stacked as rows
         if name == "Concat" and r"\dots" in parts:
             if len(parts) != 3 or parts[1] != r"\dots":
                 raise ParseError(r"\mathrm{Concat} with \dots must read Concat(first, \dots, last)")
             first, last = (self.sub_expression(p) for p in (parts[0], parts[2]))
+            if vertical:  # the heads stacked as rows: the transposes of the model's heads side by side
+                first, last = (x.T if getattr(x, "is_Matrix", False) else x for x in (first, last))
             if not (isinstance(first, HeadMatrix) and first.index == 1 and isinstance(last, HeadMatrix)):
                 raise ParseError(r"\mathrm{Concat}(a, \dots, b) needs per-head matrices a = X_1 ... b = X_h")
             i = self.table.head_index
             template = first.func(first.args[0], first.args[1], first.args[2], i, first.args[4])
-            return ConcatHeads(template, i, last.index)
+            return ConcatHeads(template, i, last.index).T if vertical else ConcatHeads(template, i, last.index)
         args = [self.sub_expression(p) for p in parts]
         if name == "softmax":
             if len(args) != 1:
                 raise ParseError(r"\mathrm{softmax} takes one matrix argument")
-            return Softmax(args[0], causal)
+            along = axis if axis in ("row", "column") else columns or "row"
+            if along == "unknown":
+                raise ParseError(r"\mathrm{softmax} in a document whose tokens are columns and whose scores are "
+                                 "neither K^T Q nor Q^T K: which axis it normalises is not known")
+            causal = axis == "causal"
+            if along == "column" and getattr(args[0], "is_Matrix", False):
+                return Softmax(args[0].T, causal).T
+            return Softmax(args[0], causal)  # (a softmax of a number is refused by Softmax itself)
+        flip = vertical if name == "Concat" else bool(columns)
+        if flip:
+            if not all(getattr(a, "is_Matrix", False) for a in args):
+                raise ParseError(rf"\mathrm{{{name}}} takes matrices")
+            args = [a.T for a in args]
         if name == "Concat":
-            return Concat(*args)
-        if len(args) != 3:
+            got: Basic = Concat(*args)
+        elif len(args) != 3:
             raise ParseError(rf"\mathrm{{{name}}} takes three arguments (Q, K, V), got {len(args)}")
-        if name == "Attention":
+        elif name == "Attention":
             if self.table.d_k is None:
                 raise ParseError(r"\mathrm{Attention} needs d_k in the symbol table")
-            return Attention(args[0], args[1], args[2], self.table.d_k)
-        return MultiHead(args[0], args[1], args[2])
+            got = Attention(args[0], args[1], args[2], self.table.d_k)
+        else:
+            got = MultiHead(args[0], args[1], args[2])
+        return got.T if flip else got
 
     def sub_expression(self, text: str) -> Any:
         inner = _Reader(self.table, self.strict)
