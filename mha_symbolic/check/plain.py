@@ -33,10 +33,15 @@ _VOCABULARY = {"softmax", "rank", "head", "concat", "multihead", "sqrt", "exp", 
 _RELATION = re.compile(r"=|≈|≤|≥|≠|<|>|\\approx|\\le|\\ge|\\ne|∈")
 
 
+#: the label a line of an exercise or a list opens with: "a)", "(b)", "iv)", "3."
+_LABEL = re.compile(r"^\s*(?:\(?[A-Za-z]\)|\(?[ivx]{1,4}\)|\d{1,2}[.)])\s+")
+
+
 def formula_line(text: str) -> str | None:
     """The line as LaTeX when it is a formula written in plain text, else None."""
     if "$" in text or "`" in text or not _RELATION.search(text):
         return None
+    text = _LABEL.sub("", text)  # " a) d_k = 768 / 12 = 64": the label of a sub-question, not part of the formula
     from .model import dim_name
     from .read import normalise
 
