@@ -584,6 +584,7 @@ def test_a_softmax_table_with_a_query_per_row():
 
 def test_a_formula_line_under_the_label_of_a_sub_question():
     """In "a) d_k = 768 / 12 = 64" the label of an exercise's part is not read as part of the formula."""
-    doc = "Sizes: d_model = 768, h = 12.\n\nSolution 1.\n a) dₖ = d_model / h = 768 / 12 = 64.\n (b) dₖ = 768 / 12 = 46.\n"
+    doc = ("Sizes: d_model = 768, h = 12.\n\nSolution 1.\n a) dₖ = d_model / h = 768 / 12 = 64.\n"
+           " (b) dₖ = 768 / 12 = 46.\n")
     assert statuses(doc, 4) == ["correct"]
     assert statuses(doc, 5) == ["wrong"]
