@@ -148,3 +148,32 @@ def test_a_table_of_cache_amounts_is_computed_row_by_row():
 
 def _cache(text: str) -> list[tuple[int, str]]:
     return [(f.line, f.status) for f in check_text(text, isolate=False).findings if f.line in (5, 6)]
+
+
+CALCULATOR = """# A KV-cache calculator
+
+KV cache bytes = 2 × L × G × D × T × 2, with L layers, G key/value heads, D the head size and T tokens.
+
+Model X (L=24, G=4, D=64)
+
+| Context | KV cache |
+|---|---|
+| 2K tokens | 48 MB |
+| 16K tokens | %s |
+
+For Model X (L=24, G=4, D=64) at other lengths:
+- 8K context: %s
+- A 24 GB card holds the weights and 16K tokens of cache.
+"""
+
+
+def test_the_documents_own_formula_for_its_amounts():
+    """Rows and items of token counts and amounts are the document's formula with its caption's values."""
+    def got(row: str, item: str) -> dict[int, str]:
+        return {f.line: f.status for f in check_text(CALCULATOR % (row, item), isolate=False).findings
+                if f.line in (9, 10, 13, 14)}
+    assert got("384 MB", "~192 MB") == {9: "correct", 10: "correct", 13: "correct"}  # 2 * 24 * 4 * 64 * T * 2 bytes
+    assert got("400 MB", "~192 MB")[10] == "wrong"
+    assert got("384 MB", "~210 MB")[13] == "wrong"
+    unbound = (CALCULATOR % ("384 MB", "~192 MB")).replace("Model X (L=24, G=4, D=64)", "Model X (L=24, G=4)")
+    assert {f.line: f.status for f in check_text(unbound, isolate=False).findings if f.line == 9} == {9: "unchecked"}

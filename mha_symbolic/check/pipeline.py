@@ -24,6 +24,7 @@ from .judge import judge
 from .masks import CAUSAL_WORDS, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
+from .own_formula import caption, judge_line, own_formula
 from .prose_amounts import judge_prose_amounts
 from .prose_claims import document_axes, judge_prose_claims
 from .report import Finding, Report
@@ -69,6 +70,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         doc.use_convention("split")  # X_i W_Q^i: each head projects its own column block of X
     groups = table_groups(pieces)
     doc.memory["axes"] = document_axes(pieces)  # what the document says of its softmax axis, everywhere
+    doc.memory["lines"] = source.splitlines()
+    doc.memory["own_formula"] = own_formula(doc.memory["lines"])  # KV cache bytes = 2 × L × H × d × T × 2
 
     def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, basis: str) -> None:
         report.findings.append(Finding(q.line, q.text, status, expected, message, kind, basis, q.cell, q.output))
@@ -450,6 +453,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             code_statement(doc, p, emit)
     elif p.kind == "table" and index in groups:
         judge_table(doc, groups[index], row_emit)
+    elif p.kind == "prose" and _by_own_formula(doc, p, emit):
+        pass  # "| 4K tokens | 5 GB |" under a calculator's formula: that formula's amount for the line's tokens
     elif p.kind == "prose":
         from .plain import formula_line, judge_code_prose
 
@@ -477,6 +482,20 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+
+
+def _by_own_formula(doc: DocumentModel, p: Any, emit: Any) -> bool:
+    """Judge a row or an item by the document's own KV-cache formula (:mod:`.own_formula`); True when it was
+    such a line."""
+    formula, lines = doc.memory.get("own_formula"), doc.memory.get("lines", [])
+    if formula is None or not 0 < p.line <= len(lines) or p.cell is not None:
+        return False
+    model = {**doc.known_dims(), "layers": doc.memory.get("layers"), "bytes": doc.memory.get("bytes")}
+    got = judge_line(formula, lines[p.line - 1], caption(lines, p.line - 1), model)
+    if got is None:
+        return False
+    emit(p.line, p.text, got[0], got[1], got[2], "number", got[3])
+    return True
 
 
 def _traced(doc: DocumentModel, p: Any, row_emit: Any) -> None:

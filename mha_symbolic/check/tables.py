@@ -139,6 +139,8 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     cols = [c.strip() for c in rows[0].columns]
     if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
         return
+    if _by_own_formula(doc, rows, emit):
+        return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column
     if _amounts_table(doc, rows, emit):
         return
@@ -470,3 +472,23 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             emit(p, "correct", "a configuration of its own (binds nothing outside its row): " + "; ".join(checks),
                  None, "number", "computed")
     return True
+
+
+def _by_own_formula(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    """Rows of token counts and amounts (``| 4K tokens | 5 GB |``) under a KV-cache formula the document states:
+    each row is that formula's amount for its tokens (:mod:`.own_formula`).  True when a row was judged."""
+    from .own_formula import caption, judge_line
+
+    formula, lines = doc.memory.get("own_formula"), doc.memory.get("lines", [])
+    if formula is None or rows[0].cell is not None:
+        return False
+    model = {**doc.known_dims(), "layers": doc.memory.get("layers"), "bytes": doc.memory.get("bytes")}
+    judged = False
+    for p in rows:
+        if not 0 < p.line <= len(lines):
+            continue
+        got = judge_line(formula, lines[p.line - 1], caption(lines, p.line - 1), model)
+        if got is not None:
+            emit(p, got[0], got[1], got[2], "number", got[3])
+            judged = True
+    return judged

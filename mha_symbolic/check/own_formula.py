@@ -1,0 +1,187 @@
+r"""The document's own formula for its KV cache, applied to the amounts it states.
+
+Explanation
+===========
+
+A KV-cache calculator states its formula in its own names (``KV cache bytes = 2 × L × H × d × T × 2``,
+``KV Cache (GB) = 2 × num_layers × num_heads × head_dim × ctx_len × bytes_per_element / (1024³)``) and then lists
+amounts for token counts (``| 4K tokens | 5 GB |``, ``- 8K context: ~16 GB``).  Each such line is a local
+computation: the formula, evaluated with
+
+* the values the line itself or the caption of its table or list binds by the formula's own names
+  (``Llama-3-70B (L=80, H=8 KV heads, d=128)``);
+* for a name of more than one letter that no line binds, what the document's model holds under that name
+  (``num_heads``: its ``h``; ``head_dim``: its ``d_k``; a name of layers: the layers it states; of bytes per
+  element: the bytes of its dtype);
+* the token count the line states (``4K`` read as 4,000 or 4,096) for the one name left that counts tokens.
+
+The result is compared with the stated amount at the precision it is written (GB read as 10^9 or 2^30 bytes when
+the formula counts bytes; in the formula's own unit when it names one).  A line that leaves a name unbound is not
+judged; nothing is compared with the package's model.
+
+>>> formula = own_formula(["KV cache bytes = 2 × L × H × d × T × 2"])
+>>> formula.names
+('L', 'H', 'd', 'T')
+>>> judge_line(formula, "| 4K tokens | 5 GB |", ["Llama-3-70B (L=80, H=8 KV heads, d=128)"], {})[0]
+'wrong'
+>>> judge_line(formula, "| 4K tokens | 1.3 GB |", ["Llama-3-70B (L=80, H=8 KV heads, d=128)"], {})[0]
+'correct'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from sympy import Rational
+
+from ..statements._base import agrees
+from .arithmetic import arithmetic_value
+from .units import _BINARY, _DECIMAL, to_last_digit
+
+__all__ = ["OwnFormula", "own_formula", "judge_line", "caption"]
+
+#: "KV cache bytes = ...", "KV Cache (GB) = ...", "KV cache size = ...": the formula's line, its unit and its body
+_FORMULA = re.compile(r"\bKV[- ]?cache\b(?P<left>[^=\n]{0,30})=\s*(?P<body>[^=\n]*)$", re.I)
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+_TOKENS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([KkM])?[- ]?(?:tokens?|context)\b")
+_AMOUNT = re.compile(r"(~|≈|about\s+)?(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(" +
+                     "|".join(sorted([*_BINARY, *_DECIMAL], key=len, reverse=True)) + r")\b")
+_BINDING = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*)\s*=\s*(\d+)\b")
+#: what a name of the formula counts, by the words in it (a name of one letter has no words: it is bound only
+#: by the lines that use it)
+_LAYERS, _BYTES, _COUNTS_TOKENS = r"layer", r"byte|element|dtype|precision", r"ctx|context|seq|token"
+
+
+@dataclass(frozen=True)
+class OwnFormula:
+    """The document's formula: its body (plain arithmetic in its own names), the names, and the unit it yields
+    (``"bytes"``, or the unit its left side names, as ``"GB"``)."""
+
+    body: str
+    names: tuple[str, ...]
+    unit: str
+    line: int = 0
+
+
+def own_formula(lines: list[str]) -> OwnFormula | None:
+    """The one KV-cache formula the document states (its body may run on to the next lines while they continue
+    it), or None when it states none or more than one."""
+    found: list[OwnFormula] = []
+    for k, line in enumerate(lines):
+        m = _FORMULA.search(line)
+        if not m:
+            continue
+        body = m.group("body")
+        for nxt in lines[k + 1:k + 3]:  # "KV Cache (GB) =" / "2 × num_layers × ..." / "/ (1024³)For ..."
+            if body.strip() and not re.search(r"[×*·/]\s*$", body.strip()) and not re.match(r"\s*[×*·/]", nxt):
+                break
+            body += " " + re.split(r"(?<=\))(?=[A-Z][a-z])", nxt)[0]  # "(1024³)For concrete ...": the formula ends
+        tex = _arithmetic(body)
+        names = tuple(dict.fromkeys(_NAME.findall(tex)))
+        if not names or not re.fullmatch(r"[\d\s()*/^A-Za-z_.]+", tex):
+            continue
+        named = re.search(r"\(\s*([KMGT]i?B)\s*\)", m.group("left"))  # "KV Cache (GB) = ...": its own unit
+        unit = named.group(1) if named else "bytes"
+        found.append(OwnFormula(tex, names, unit, k + 1))
+    return found[0] if len(found) == 1 else None
+
+
+def _arithmetic(body: str) -> str:
+    """The body in the reader's arithmetic, up to the words after it (``..., with L layers``): ``×`` and ``·`` as
+    ``*``, ``1024³`` as ``1024^3``."""
+    t = re.split(r"[,;:]\s|\s(?:where|with|for|in)\s", body, maxsplit=1, flags=re.I)[0].strip().rstrip(".,;:")
+    t = re.sub(r"[×·⋅]", "*", t)
+    return re.sub(r"([\d)])([²³])", lambda m: m.group(1) + "^" + {"²": "2", "³": "3"}[m.group(2)], t)
+
+
+def caption(lines: list[str], k: int) -> list[str]:
+    """The line that introduces the table or list whose row or item ``lines[k]`` is (the first line above the
+    block's rows and items), or nothing for a line of prose: what binds the formula's names for it."""
+    if not _IN_BLOCK.match(lines[k]):
+        return []
+    j = k - 1
+    while j >= 0 and _IN_BLOCK.match(lines[j]):
+        j -= 1
+    if j > 0 and not lines[j].strip():  # one blank line between a caption and its table
+        j -= 1
+    return [lines[j]] if j >= 0 and lines[j].strip() and not _IN_BLOCK.match(lines[j]) else []
+
+
+#: a row of a table or an item of a list
+_IN_BLOCK = re.compile(r"\s*(?:\||[-*+]\s|\d{1,3}[.)]\s)")
+
+
+def judge_line(formula: OwnFormula, line: str, above: list[str], model: dict[str, Any]
+               ) -> tuple[str, str, str | None, str] | None:
+    """The verdict on a row or an item that states one token count and one amount and little else (``| 4K
+    tokens | 5 GB |``, ``- 8K context: ~16 GB``; None for any other line): ``above`` holds its caption
+    (:func:`caption`); ``model`` what the document's model holds (``h``, ``d_k``, ``layers``, ``bytes``, ...)."""
+    tokens, amounts = _TOKENS.findall(line), list(_AMOUNT.finditer(line))
+    if len(tokens) != 1 or len(amounts) != 1:
+        return None
+    rest = _AMOUNT.sub(" ", _TOKENS.sub(" ", line))
+    if len(re.findall(r"[A-Za-z]{2,}|\d", rest)) > 1:  # more than a label: "fits on a single 80 GB A100"
+        return None
+    bound = _bindings(formula, line, above, model)
+    open_names = [n for n in formula.names if n not in bound]
+    counting = [n for n in open_names if len(n) == 1 and n in "TtNn" or re.search(_COUNTS_TOKENS, n, re.I)]
+    if len(open_names) != 1 or counting != open_names:
+        missing = ", ".join(open_names) or "the token count"
+        return ("unchecked", f"the document's formula ({formula.body}) with {missing} not stated for this line",
+                None, "")
+    count, scale = tokens[0]
+    readings = [Fraction(count) * f for f in ({"k": (1000, 1024), "m": (10 ** 6, 2 ** 20)}.get(scale.lower(), (1,)))]
+    m = amounts[0]
+    stated = Fraction(m.group(2).replace(",", "") + "." + (m.group(3) or "0"))
+    unit = m.group(4)
+    values = []
+    for t in readings:
+        try:
+            values.append(arithmetic_value(formula.body, {**bound, open_names[0]: t}))
+        except (ValueError, ZeroDivisionError):
+            return None
+    if formula.unit == "bytes":
+        factors = [_BINARY[unit]] if unit in _BINARY else [1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit]]
+    elif formula.unit.lower() == unit.lower():
+        factors = [1]  # the formula's own unit ("KV Cache (GB) = ... / 1024³"): its numbers, as it defines them
+    else:
+        return None
+    shown = ", ".join(f"{k} = {v}" for k, v in bound.items())
+    for v in values:
+        for f in factors:
+            x = Rational(v.numerator, v.denominator) / f
+            if m.group(1) and not m.group(3) and to_last_digit(x, int(stated)) or \
+                    agrees(x, Rational(stated.numerator, stated.denominator), len(m.group(3) or "")):
+                return ("correct", f"the document's formula {formula.body} with {shown} and {open_names[0]} = "
+                        f"{int(readings[values.index(v)])} gives {float(x):.4g} {unit}", None, "computed")
+    best = f"{float(values[-1] / factors[-1]):.4g} {unit}"
+    return ("wrong", f"the document's formula {formula.body} (line {formula.line}) with {shown} and {open_names[0]} = "
+            f"{int(readings[-1])} gives {best}, not {m.group(0).strip()}", best, "computed")
+
+
+def _bindings(formula: OwnFormula, line: str, above: list[str], model: dict[str, Any]) -> dict[str, Fraction]:
+    """The values of the formula's names for ``line``: bound by the line or the nearest line above that binds
+    them (``L=80``), else (a name of more than one letter) from the document's model."""
+    bound: dict[str, Fraction] = {}
+    for text in [line, *reversed(above)]:
+        pairs = dict(_BINDING.findall(text))
+        if any(n in pairs for n in formula.names):
+            for n in formula.names:
+                if n in pairs and n not in bound:
+                    bound[n] = Fraction(int(pairs[n]))
+            break  # the nearest line that binds the formula's names is the caption of this line
+    from .model import dim_name
+
+    for n in formula.names:
+        if n in bound or len(n) == 1:
+            continue
+        if re.search(_LAYERS, n, re.I) and model.get("layers"):
+            bound[n] = Fraction(model["layers"])
+        elif re.search(_BYTES, n, re.I) and model.get("bytes"):
+            bound[n] = Fraction(model["bytes"])
+        elif dim_name(n) in model and dim_name(n) != "n" and not re.search(_COUNTS_TOKENS, n, re.I):
+            bound[n] = Fraction(model[dim_name(n) or ""])
+    return bound
