@@ -177,3 +177,45 @@ def test_the_documents_own_formula_for_its_amounts():
     assert got("384 MB", "~210 MB")[13] == "wrong"
     unbound = (CALCULATOR % ("384 MB", "~192 MB")).replace("Model X (L=24, G=4, D=64)", "Model X (L=24, G=4)")
     assert {f.line: f.status for f in check_text(unbound, isolate=False).findings if f.line == 9} == {9: "unchecked"}
+
+
+LEGEND = """The cache in one line:
+
+    M = 2 · L · H · d · T · b
+
+- M: total KV-cache memory in bytes
+- T: context length in tokens
+
+All tables use b = 2 (fp16).
+
+Model Y: L = 16, H = 2, d = 64.
+
+| Context | KV cache (MiB) |
+|---|---|
+| 4K | %s |
+"""
+
+
+def test_a_formula_named_in_a_legend_and_a_table_with_units_in_its_headers():
+    """M is the KV cache by the legend; "4K" and "(MiB)" come from the headers; L, H, d, b from the lines above."""
+    def row(value: str) -> str:
+        return next(f.status for f in check_text(LEGEND % value, isolate=False).findings if f.line == 14)
+    assert row("32") == "correct"  # 2 * 16 * 2 * 64 * 4096 * 2 bytes = 32 MiB
+    assert row("64") == "wrong"
+
+
+def test_a_conversion_written_between_two_units_and_a_variant_named_in_a_list():
+    doc = ("Grouped-query attention with h = 32 query heads, g = 8 KV heads, d_k = 128 and 32 layers in fp16.\n\n"
+           "- MQA: n_kv = 1, all 32 query heads share one KV head\n"
+           "- per token: 2 · 32 · 8 · 128 · 2 = 131,072 bytes = 131,072 / 1024 = 128 KiB\n")
+    got = {f.line: f.status for f in check_text(doc, isolate=False).findings if f.line in (3, 4)}
+    assert got == {3: "correct", 4: "correct"}
+    planted = doc.replace("all 32 query heads", "all 4 query heads").replace("= 128 KiB", "= 256 KiB")
+    assert {f.line: f.status for f in check_text(planted, isolate=False).findings if f.line in (3, 4)} == \
+        {3: "wrong", 4: "wrong"}
+
+
+def test_a_product_written_with_a_middle_dot_in_prose_binds_nothing():
+    """"d_model = 32 · 128 = 4096" derives d_model; it does not set d_model = 32."""
+    doc = "We take h = 32 heads of width d_k = 128, so d_model = 32 · 128 = 4096.\n"
+    assert not [f for f in check_text(doc, isolate=False).findings if "d_model = 32" in f.message]

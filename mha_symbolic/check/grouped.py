@@ -230,8 +230,11 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
     M = doc.model()
     out: list[Verdict3] = []
     group = next((m for m in (re.search(pattern, s, re.I) for pattern in _GROUP) if m), None)
-    if group:
-        out.append(_group_size(M, _number(group.group(1))))
+    if group:  # "MQA: n_kv = 1, all 32 query heads share one KV head": the group of the variant it names
+        from .counts import _as_variant, _variant_before
+
+        variant = _variant_before(s, group.start())
+        out.append(_group_size(_as_variant(M, variant) if variant is not None else M, _number(group.group(1))))
     reads = _READS.search(s)
     if reads:
         out.append(_kv_index(doc, M, int(reads.group(1)), int(reads.group(2) or reads.group(3))))

@@ -8,8 +8,8 @@ A KV-cache calculator states its formula in its own names (``KV cache bytes = 2 
 amounts for token counts (``| 4K tokens | 5 GB |``, ``- 8K context: ~16 GB``).  Each such line is a local
 computation: the formula, evaluated with
 
-* the values the line itself or the caption of its table or list binds by the formula's own names
-  (``Llama-3-70B (L=80, H=8 KV heads, d=128)``);
+* the values the line itself, or the nearest line above that binds each, gives the formula's own names
+  (``Llama-3-70B (L=80, H=8 KV heads, d=128)``, the caption of a table);
 * for a name of more than one letter that no line binds, what the document's model holds under that name
   (``num_heads``: its ``h``; ``head_dim``: its ``d_k``; a name of layers: the layers it states; of bytes per
   element: the bytes of its dtype);
@@ -41,10 +41,14 @@ from ..statements._base import agrees
 from .arithmetic import arithmetic_value
 from .units import _BINARY, _DECIMAL, to_last_digit
 
-__all__ = ["OwnFormula", "own_formula", "judge_line", "caption"]
+__all__ = ["OwnFormula", "own_formula", "judge_line"]
 
-#: "KV cache bytes = ...", "KV Cache (GB) = ...", "KV cache size = ...": the formula's line, its unit and its body
-_FORMULA = re.compile(r"\bKV[- ]?cache\b(?P<left>[^=\n]{0,30})=\s*(?P<body>[^=\n]*)$", re.I)
+#: a formula's line: its left side and its body ("KV Cache (GB) = 2 × ...", "kv_bytes = 2 * ...", "M = 2 · L ...")
+_FORMULA = re.compile(r"^\s*(?:[-*]\s+)?(?P<left>[^=\n]{1,40}?)\s*=\s*(?P<body>[^=\n]*)$")
+#: a left side that names the KV cache: in words, or a name of the cache or of its bytes (kv_bytes, cache_size)
+_CACHE_WORDS = re.compile(r"\bKV[- ]?cache\b|^\s*(?:kv|cache)_?\w*\s*$|^\s*\w*_(?:kv|cache)\w*\s*$", re.I)
+#: a legend line that says what a name stands for: "- M: total KV-cache memory in bytes", "M — the KV cache"
+_LEGEND = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z]\w*)\s*(?::|—|–|-|=\s*the)\s+(.*)$")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
 _TOKENS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([KkM])?[- ]?(?:tokens?|context)\b")
 _AMOUNT = re.compile(r"(~|≈|about\s+)?(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(" +
@@ -68,11 +72,17 @@ class OwnFormula:
 
 def own_formula(lines: list[str]) -> OwnFormula | None:
     """The one KV-cache formula the document states (its body may run on to the next lines while they continue
-    it), or None when it states none or more than one."""
+    it), or None when it states none or more than one.  Its left side names the cache in words, by a name of the
+    cache (``kv_bytes``), or by a letter a legend line says is the KV cache (``- M: total KV-cache memory in
+    bytes``)."""
+    legend = {m.group(1): m.group(2) for m in map(_LEGEND.match, lines) if m and _CACHE_WORDS.search(m.group(2))}
     found: list[OwnFormula] = []
     for k, line in enumerate(lines):
-        m = _FORMULA.search(line)
+        m = _FORMULA.match(line)
         if not m:
+            continue
+        left = m.group("left").strip()
+        if not (_CACHE_WORDS.search(left) or left in legend):
             continue
         body = m.group("body")
         for nxt in lines[k + 1:k + 3]:  # "KV Cache (GB) =" / "2 × num_layers × ..." / "/ (1024³)For ..."
@@ -83,10 +93,10 @@ def own_formula(lines: list[str]) -> OwnFormula | None:
         names = tuple(dict.fromkeys(_NAME.findall(tex)))
         if not names or not re.fullmatch(r"[\d\s()*/^A-Za-z_.]+", tex):
             continue
-        named = re.search(r"\(\s*([KMGT]i?B)\s*\)", m.group("left"))  # "KV Cache (GB) = ...": its own unit
+        named = re.search(r"\(\s*([KMGT]i?B)\s*\)", left + " " + legend.get(left, ""))  # "KV Cache (GB) =": its unit
         unit = named.group(1) if named else "bytes"
         found.append(OwnFormula(tex, names, unit, k + 1))
-    return found[0] if len(found) == 1 else None
+    return found[0] if len({f.body for f in found}) == 1 else None
 
 
 def _arithmetic(body: str) -> str:
@@ -97,39 +107,22 @@ def _arithmetic(body: str) -> str:
     return re.sub(r"([\d)])([²³])", lambda m: m.group(1) + "^" + {"²": "2", "³": "3"}[m.group(2)], t)
 
 
-def caption(lines: list[str], k: int) -> list[str]:
-    """The line that introduces the table or list whose row or item ``lines[k]`` is (the first line above the
-    block's rows and items), or nothing for a line of prose: what binds the formula's names for it."""
-    if not _IN_BLOCK.match(lines[k]):
-        return []
-    j = k - 1
-    while j >= 0 and _IN_BLOCK.match(lines[j]):
-        j -= 1
-    if j > 0 and not lines[j].strip():  # one blank line between a caption and its table
-        j -= 1
-    return [lines[j]] if j >= 0 and lines[j].strip() and not _IN_BLOCK.match(lines[j]) else []
-
-
-#: a row of a table or an item of a list
-_IN_BLOCK = re.compile(r"\s*(?:\||[-*+]\s|\d{1,3}[.)]\s)")
-
-
 def judge_line(formula: OwnFormula, line: str, above: list[str], model: dict[str, Any]
                ) -> tuple[str, str, str | None, str] | None:
     """The verdict on a row or an item that states one token count and one amount and little else (``| 4K
-    tokens | 5 GB |``, ``- 8K context: ~16 GB``; None for any other line): ``above`` holds its caption
-    (:func:`caption`); ``model`` what the document's model holds (``h``, ``d_k``, ``layers``, ``bytes``, ...)."""
+    tokens | 5 GB |``, ``- 8K context: ~16 GB``; None for any other line): ``above`` holds the document's lines
+    before it; ``model`` what the document's model holds (``h``, ``d_k``, ``layers``, ``bytes``, ...)."""
     tokens, amounts = _TOKENS.findall(line), list(_AMOUNT.finditer(line))
     if len(tokens) != 1 or len(amounts) != 1:
         return None
     rest = _AMOUNT.sub(" ", _TOKENS.sub(" ", line))
     if len(re.findall(r"[A-Za-z]{2,}|\d", rest)) > 1:  # more than a label: "fits on a single 80 GB A100"
         return None
-    bound = _bindings(formula, line, above, model)
+    counting = [n for n in formula.names if len(n) == 1 and n in "TtNn" or re.search(_COUNTS_TOKENS, n, re.I)]
+    bound = {k: v for k, v in _bindings(formula, line, above, model).items() if k not in counting}
     open_names = [n for n in formula.names if n not in bound]
-    counting = [n for n in open_names if len(n) == 1 and n in "TtNn" or re.search(_COUNTS_TOKENS, n, re.I)]
-    if len(open_names) != 1 or counting != open_names:
-        missing = ", ".join(open_names) or "the token count"
+    if len(counting) != 1 or open_names != counting:
+        missing = ", ".join(n for n in open_names if n not in counting) or "which name counts the tokens"
         return ("unchecked", f"the document's formula ({formula.body}) with {missing} not stated for this line",
                 None, "")
     count, scale = tokens[0]
@@ -157,22 +150,23 @@ def judge_line(formula: OwnFormula, line: str, above: list[str], model: dict[str
                     agrees(x, Rational(stated.numerator, stated.denominator), len(m.group(3) or "")):
                 return ("correct", f"the document's formula {formula.body} with {shown} and {open_names[0]} = "
                         f"{int(readings[values.index(v)])} gives {float(x):.4g} {unit}", None, "computed")
-    best = f"{float(values[-1] / factors[-1]):.4g} {unit}"
+    v, f = min(((v, f) for v in values for f in factors), key=lambda p: abs(p[0] / p[1] - stated))  # the closest
+    best = f"{float(v / f):.4g} {unit}"
     return ("wrong", f"the document's formula {formula.body} (line {formula.line}) with {shown} and {open_names[0]} = "
-            f"{int(readings[-1])} gives {best}, not {m.group(0).strip()}", best, "computed")
+            f"{int(readings[values.index(v)])} gives {best}, not {m.group(0).strip()}", best, "computed")
 
 
 def _bindings(formula: OwnFormula, line: str, above: list[str], model: dict[str, Any]) -> dict[str, Fraction]:
-    """The values of the formula's names for ``line``: bound by the line or the nearest line above that binds
-    them (``L=80``), else (a name of more than one letter) from the document's model."""
+    """The values of the formula's names for ``line``: each bound by the line itself or the nearest line above
+    that binds it (``L=80``, ``num_layers = 40``), else (a name of more than one letter) from the document's
+    model."""
     bound: dict[str, Fraction] = {}
     for text in [line, *reversed(above)]:
-        pairs = dict(_BINDING.findall(text))
-        if any(n in pairs for n in formula.names):
-            for n in formula.names:
-                if n in pairs and n not in bound:
-                    bound[n] = Fraction(int(pairs[n]))
-            break  # the nearest line that binds the formula's names is the caption of this line
+        for name, value in _BINDING.findall(text):
+            if name in formula.names and name not in bound:
+                bound[name] = Fraction(int(value))
+        if len(bound) == len(formula.names):
+            break
     from .model import dim_name
 
     for n in formula.names:

@@ -83,7 +83,7 @@ def _plain(text: str) -> str:
     t = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1/\2", t)
     t = re.sub(r"(?<=[A-Za-z])_\{(\w+)\}", r"_\1", t)  # n_{kv} = 1: the binding's name as one word
     for cmds, sym in ((r"le|leq|leqslant", "≤ "), (r"ge|geq|geqslant", "≥ "), (r"ne|neq", "≠ "), (r"approx", "≈ "),
-                      (r"lt", "< "), (r"gt", "> "), (r"in", "∈ "), (r"cdot|times", "*"), (r"quad|qquad", ", "),
+                      (r"lt", "< "), (r"gt", "> "), (r"in", "∈ "), (r"cdot|times", "* "), (r"quad|qquad", ", "),
                       (r"left|right", "")):
         t = re.sub(r"\\(?:%s)(?![A-Za-z])\s*" % cmds, sym, t)
     t = re.sub(r"([_^])\{([^{}\s]*)\}", r"\1\2", t)

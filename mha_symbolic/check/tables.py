@@ -391,7 +391,7 @@ def _top_level(tex: str) -> list[str]:
 
 
 #: a column of amounts of memory, per token or per sequence: ``bytes / token``, ``MiB per sequence``, ``GiB/seq``
-_AMOUNT_COLUMN = re.compile(r"^\s*(?P<unit>bytes?|B|[KMGT]i?B|kB)\s*(?:/|per)\s*"
+_AMOUNT_COLUMN = re.compile(r"^\s*(?P<unit>bytes?|B|[KMGT]i?B|kB)\s*(?:/|per)\s*(?:(?P<count>\d[\d,]*)[- ]tokens?\s+)?"
                             r"(?P<per>token|seq(?:uence)?|request)s?\b", re.I)
 
 
@@ -424,6 +424,7 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             continue
         per_token: list[tuple[str, list[tuple[Fraction, Fraction]]]] = []  # (column, readings as byte ranges)
         per_sequence: list[tuple[str, list[tuple[Fraction, Fraction]]]] = []
+        lengths = {int(m.group("count").replace(",", "")) for m in amounts.values() if m.group("count")}
         for j, m in amounts.items():
             got = _amount(cells[j])
             if got is None:
@@ -436,11 +437,14 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             (per_token if m.group("per").lower() == "token" else per_sequence).append((cols[j], ranges))
         known = {size: _cell_number(cells[j]) for j, size in sizes.items() if size is not None}
         exact: list[tuple[str, Fraction]] = []  # amounts per token computed from the row's sizes
-        L, g, width, b = known.get("layers"), known.get("g"), known.get("d_k"), doc.memory.get("bytes")
+        whole = doc.known_dims()  # what the table's columns do not say, the document's own model does
+        L = known.get("layers") or doc.memory.get("layers")
+        g = known.get("g") or known.get("n_kv") or (whole.get("g") if "g" not in sizes.values() else None)
+        width, b = known.get("d_k") or whole.get("d_k"), doc.memory.get("bytes")
         if L and g and width and b:
             exact.append((f"2 L g d_head at {b} bytes per value = 2 * {L} * {g} * {width} * {b}",
                           Fraction(2 * L * g * width * b)))
-        tokens = known.get("n")
+        tokens = known.get("n") or (lengths.pop() if len(lengths) == 1 else None)  # "MiB per 4096-token sequence"
         checks: list[str] = []
         bad: str | None = None
 
@@ -477,17 +481,28 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
 def _by_own_formula(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
     """Rows of token counts and amounts (``| 4K tokens | 5 GB |``) under a KV-cache formula the document states:
     each row is that formula's amount for its tokens (:mod:`.own_formula`).  True when a row was judged."""
-    from .own_formula import caption, judge_line
+    from .own_formula import judge_line
 
     formula, lines = doc.memory.get("own_formula"), doc.memory.get("lines", [])
     if formula is None or rows[0].cell is not None:
         return False
     model = {**doc.known_dims(), "layers": doc.memory.get("layers"), "bytes": doc.memory.get("bytes")}
+    cols = [c.strip() for c in rows[0].columns]
+    # "| Context | KV cache (GiB) |" over "| 4K | 0.5 |": the tokens and the unit are in the headers
+    tokens = next((j for j, c in enumerate(cols) if re.search(r"\b(?:context|tokens?|sequence\s+length)\b", c, re.I)),
+                  None)
+    unit = next(((j, m.group(1)) for j, c in enumerate(cols) if (m := re.search(r"\(\s*([KMGT]i?B|bytes)\s*\)", c))),
+                None)
     judged = False
     for p in rows:
         if not 0 < p.line <= len(lines):
             continue
-        got = judge_line(formula, lines[p.line - 1], caption(lines, p.line - 1), model)
+        row = lines[p.line - 1]
+        cells = [c.strip() for c in p.text.split(" | ")]
+        if tokens is not None and unit is not None and len(cells) == len(cols) and \
+                re.fullmatch(r"\d+(?:\.\d+)?[KkM]?", cells[tokens]) and re.fullmatch(r"[\d.,]+", cells[unit[0]]):
+            row = f"| {cells[tokens]} tokens | {cells[unit[0]]} {unit[1]} |"
+        got = judge_line(formula, row, lines[:p.line - 1], model)
         if got is not None:
             emit(p, got[0], got[1], got[2], "number", got[3])
             judged = True

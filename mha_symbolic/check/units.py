@@ -126,8 +126,8 @@ def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str], layer
 
     def readings(k: int, other: int) -> tuple[int, ...]:
         """Bytes per unit of side ``k``: its unit's, or for a side without one, bytes or its neighbour's unit."""
-        unit = parsed[k][1]
-        return _factors(unit) if unit else (1, *_factors(units[other]))
+        unit = parsed[k][1]  # (a side between two units may be in either: "524,288 bytes = 524,288 / 1024 = 512 KiB")
+        return _factors(unit) if unit else (1, *_factors(units[other]), *_factors(units[k]))
 
     for k, op in enumerate(ops):
         (a, _), (b, _) = parsed[k], parsed[k + 1]
