@@ -588,3 +588,12 @@ def test_a_formula_line_under_the_label_of_a_sub_question():
            " (b) dₖ = 768 / 12 = 46.\n")
     assert statuses(doc, 4) == ["correct"]
     assert statuses(doc, 5) == ["wrong"]
+
+
+def test_a_named_vector_approximated_twice_compares_its_two_values():
+    """a_1 ≈ (fractions)^T ≈ (decimals)^T: the name is given, and the two written values are compared, the second at
+    the places it is written."""
+    doc = ("$$a_1 \\approx \\left(\\tfrac{4.11325}{25.14533},\\ \\tfrac{16.91883}{25.14533}\\right)^\\top "
+           "\\approx (0.1636,\\ 0.6728)^\\top.$$\n")
+    assert statuses(doc, 1) == ["correct"]
+    assert statuses(doc.replace("0.6728", "0.7128"), 1) == ["wrong"]

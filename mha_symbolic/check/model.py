@@ -231,14 +231,17 @@ def _blocks(content: str) -> str:
 
 def _numeric_tuple(tex: str) -> str:
     r"""A whole side that is a tuple of numeric expressions (fractions, ``e``, roots; no other letters) as a row
-    vector; anything else unchanged.
+    vector (a column vector when it is transposed); anything else unchanged.
 
     >>> _numeric_tuple(r"\left(\frac{1}{1 + e^{2}}, \frac{e^{2}}{1 + e^{2}}\right)")
     '\\begin{bmatrix}\\frac{1}{1 + e^{2}} & \\frac{e^{2}}{1 + e^{2}}\\end{bmatrix}'
     >>> _numeric_tuple("(1/3, 1/3)"), _numeric_tuple("(n, d_k)"), _numeric_tuple("(1)(2, 3)")
     ('\\begin{bmatrix}1/3 & 1/3\\end{bmatrix}', '(n, d_k)', '(1)(2, 3)')
+    >>> _numeric_tuple(r"\left(\tfrac{1}{4},\ 0.75\right)^\top")
+    '\\begin{bmatrix}\\tfrac{1}{4} \\\\ 0.75\\end{bmatrix}'
     """
-    m = re.fullmatch(r"\s*(?:\\left\s*)?\((.*?)(?:\\right\s*)?\)\s*", tex, re.S)
+    m = re.fullmatch(r"\s*(?:\\left\s*)?\((.*?)(?:\\right\s*)?\)\s*(\^\s*\{?\s*(?:T|\\top|\\intercal)\s*\}?)?\s*", tex,
+                     re.S)
     if not m:
         return tex
     inside, depth, parts, start = m.group(1), 0, [], 0
@@ -254,7 +257,8 @@ def _numeric_tuple(tex: str) -> str:
     numeric = all(p.strip() and not re.search(r"[A-Za-df-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts)
     if depth != 0 or len(parts) < 2 or not numeric:
         return tex
-    return r"\begin{bmatrix}" + " & ".join(p.strip() for p in parts) + r"\end{bmatrix}"
+    entries = [re.sub(r"^(?:\\ |\s)+", "", p.strip()) for p in parts]  # "(a,\ b)": TeX's space is no entry
+    return r"\begin{bmatrix}" + (r" \\ " if m.group(2) else " & ").join(entries) + r"\end{bmatrix}"  # (..)^T: a column
 
 
 def _row(numbers: str, column: bool = False) -> str:

@@ -274,6 +274,8 @@ def _stated_places(left: str, right: str, op: str) -> int | None:
         for side in (right, left):
             if re.fullmatch(r"\s*-?\d+\.\d+\s*", side):
                 return _places(side)
+        if re.search(r"\d\.\d", right) and not re.search(r"\\[a-z]*frac|[/*+]|\\cdot|\d\s*-", right):
+            return _places(right)  # ≈ (0.1636, 0.1636, 0.6728)^T: the approximation, at the places it is written
     return _places(left + " " + right)
 
 
@@ -706,6 +708,11 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                                  f"{c + 1}) differs{at}", shown(V, places), "computed"))
         finally:
             owners += [i] * (len(verdicts) - before)
+    run = [i for i in stated_at if i - 1 in stated_at or i + 1 in stated_at]  # a_1 ≈ (4.1/25.1, ...) ≈ (0.16, ...)
+    if len(run) >= 2 and run == list(range(run[0], run[-1] + 1)):  # the numbers written on either side of each other
+        verdicts.append(_compare_chain([_literal(sides[i]) for i in run], ops[run[0]:run[-1]], tex[run[0]:run[-1] + 1],
+                                       "computed", raw=[sides[i] for i in run]))
+        owners.append(run[0])
     first = _input_key(doc, tex[0]) or (str(sides[0]) if isinstance(sides[0], MatrixSymbol) else None)
     if first not in doc.confirmed:  # a name the document used as the model does cannot be redefined here
         renamed = _named_definitions(verdicts, owners, tex)

@@ -23,6 +23,8 @@ with two different units is not read.
 []
 >>> prose_chains("An 80 GB card holds 80 × 10^9 / 2^30 ≈ 74.5 GiB")  # 30 is an exponent, not an amount
 []
+>>> [c[0] for c in prose_chains("Per token: m = 2 · 28 · 4 · 128 · 2 = 57,344 bytes = 56 KiB.")]
+[['2 \\cdot 28 \\cdot 4 \\cdot 128 \\cdot 2', '57344 \\text{bytes}', '56 \\text{KiB}']]
 >>> [c[0] for c in prose_chains("so `2 · 24 · 1024 · 2` bytes = 98,304 bytes; `n_layers * 2` is code")]
 [['2 \\cdot 24 \\cdot 1024 \\cdot 2 \\text{bytes}', '98304 \\text{bytes}']]
 """
@@ -40,14 +42,18 @@ from .units import _BINARY, _DECIMAL, judge_amounts
 __all__ = ["prose_chains", "judge_prose_amounts"]
 
 _UNITS = "(?:" + "|".join(sorted([*_BINARY, *_DECIMAL], key=len, reverse=True)) + ")"  # units.py's units
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e\d{1,2}(?![\w.]))?"  # 54e9: 54 x 10^9
 _TERM = rf"(?:{_NUM})(?:\s*{_UNITS}(?![\w]))?"
 _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
-_REL = r"\s*(?:=|≈|~|≃)\s*"
+_REL = r"\s*(?:=(?:\s*(?:about|approximately|roughly)\b)?|≈|~|≃)\s*"  # "= about 329,589": approximately
 _SIDE = rf"{_TERM}(?:{_OP}{_TERM})*"
 #: a whole chain: not the tail of a longer one (an operator, a relation or a digit group before it) nor its head
 _CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)(?<!\d\s)(?<!\sx\s)({_SIDE}(?:{_REL}{_SIDE})+)"
                     rf"(?![\w.]*\s*(?:×|\*|·|⋅|/|\^|=|%))(?!\s\d)(?![,.]\d)(?![²³¹⁰-⁹^\w])")
+#: what the chain after it evaluates, written in names ("m = ", "n * n * d_k = ", "4 · d² = "): not a side of it
+_OPERAND = r"(?:\d+|[A-Za-z][\w²³]*)"
+_DEFINED = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)(?:{_OPERAND}\s*[×*·⋅/+−]\s*)*[A-Za-z][\w²³]*"
+                      rf"(?:\s*[×*·⋅/+−]\s*{_OPERAND})*\s*=\s*(?=\d[\d,.]*\s*(?:×|\*|·|⋅|/|\+|−|\bx\b))")
 #: math and code spans: read by their own readers, never as prose arithmetic
 _SPANS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\\\(.*?\\\)", re.S)
 
@@ -60,6 +66,7 @@ def _side_tex(side: str) -> str | None:
         return None
     bare = re.sub(rf"\s*{_UNITS}(?![\w])", "", side)
     bare = re.sub(r"(?<=\d),(?=\d{3})", "", bare)
+    bare = re.sub(r"(\d)e(\d{1,2})\b", r"\1 \\cdot 10^{\2}", bare)  # 54e9
     bare = re.sub(r"\s*(?:×|\*|·|⋅|\bx\b)\s*", r" \\cdot ", bare).replace("−", "-")
     return bare.strip() + (f" \\text{{{'bytes' if units == {'B'} else next(iter(units))}}}" if units else "")
 
@@ -77,6 +84,7 @@ def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
     """The chains of a line of prose as (sides as LaTeX, relations ``eq``/``approx``)."""
     out = []
     text = _SPANS.sub(_unwrapped, text)  # a chain never runs into or out of math or code
+    text = _DEFINED.sub(" ", text)  # "m = 2 · 28 · 4 · 128 · 2 = 57,344 bytes": the chain that defines m, read whole
     for m in _CHAIN.finditer(text):
         parts = re.split(rf"({_REL})", m.group(1))
         sides, rels = parts[0::2], [r.strip() for r in parts[1::2]]
@@ -85,7 +93,7 @@ def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
         tex = [_side_tex(s) for s in sides]
         if any(t is None for t in tex):
             continue
-        out.append(([t for t in tex if t is not None], ["eq" if r == "=" else "approx" for r in rels]))
+        out.append(([t for t in tex if t is not None], ["eq" if r.strip() == "=" else "approx" for r in rels]))
     return out
 
 
@@ -116,11 +124,12 @@ def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str]
         if places is None and ops[k] == "approx" and re.fullmatch(r"\d+", right):
             from .units import to_last_digit
 
-            ok = to_last_digit(a, int(right))
+            ok = to_last_digit(a, int(right)) or abs(a - int(right)) < 1  # "about 329,589" of 329,589.8: cut off
         else:
             ok = agrees(a, b, places)
         if not ok:
-            return "wrong", f"{sides[k]} = {a}, not {right}", str(a), "computed"
+            shown = str(a) if a.is_Integer else f"{float(a):.8g}"
+            return "wrong", f"{sides[k]} = {shown}, not {right}", shown, "computed"
     return "correct", " = ".join(sides) + " (arithmetic written in the text)", None, "computed"
 
 

@@ -17,6 +17,8 @@ holds if either reading does.  A chain with any other side is not an amount of m
 ('wrong', '24{,}576 \\cdot 1024 is 25165824 bytes, not 25{,}165{,}284 \\text{ bytes}', '25165824 bytes')
 >>> judge_amounts({}, ["2 \\cdot 3", "6"], ["eq"]) is None  # no unit: plain arithmetic, judged elsewhere
 True
+>>> judge_amounts({}, [r"131072 \text{bytes}", "131072 / 1024", r"128 \text{KiB}"], ["eq", "eq"])[0]  # a conversion
+'correct'
 """
 
 from __future__ import annotations
