@@ -159,3 +159,21 @@ def test_a_shape_declared_for_a_name_of_the_document() -> None:
              "Stack the heads as $h \\in \\mathbb{R}^{4 \\times 3}$, so\n"
              "$Y = W_O h = \\begin{bmatrix}1&0&0\\\\0&1&0\\\\0&0&1\\\\1&1&1\\end{bmatrix}$.\n")
     assert not {"wrong", "inconsistent"} & set().union(*findings(sizes).values())
+
+
+def test_a_table_of_shapes_written_in_plain_text():
+    doc = ("We take n = 16, d_model = 768 and h = 12.\n\n| step | expression | shape |\n|---|---|---|\n"
+           "| queries | Q_i = X W_i^Q | 16 × 64 |\n| scores | Q_i K_iᵀ / √64 | %s |\n"
+           "| weights | A_i = softmax(scores), rows sum to 1 | 16 × 16 |\n")
+    shapes = {f.line: f.status for f in check_text(doc % "16 × 16", "doc.md").findings if f.kind == "shape"}
+    assert shapes == {5: "correct", 6: "correct"}  # the weights' cell names "scores", a word: not read
+    assert {f.line: f.status for f in check_text(doc % "16 × 64", "doc.md").findings if f.kind == "shape"}[6] == \
+        "wrong"
+
+
+def test_a_numeric_shape_where_the_document_fixes_no_sizes():
+    """Q_i in R^{16 x 64} with d_model and h never given: it holds for d_model / h = 64, so it is not refuted."""
+    doc = "The queries are $Q_i \\in \\mathbb{R}^{16 \\times 64}$.\n"
+    assert findings(doc)[1] == {"unchecked"}
+    assert findings("Take $d_{model} = 768$ and $h = 12$.\n\n" + doc.replace("16 \\times 64", "16 \\times 32"))[3] == \
+        {"wrong"}

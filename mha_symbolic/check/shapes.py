@@ -129,6 +129,10 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             if unknown:  # H p x d_model with p never defined: a size the checker cannot read, not a contradiction
                 return ("unchecked", f"{tex[where]} is {got}; the stated {said} uses {', '.join(unknown)}, which the "
                         "document does not define as a size", None, "")
+            if b.is_number and a.free_symbols:  # Q_i in R^{16 x 64} where d_model, h are not fixed: d_model/h = 64
+                # is a size of the example the document states here, not a contradiction of sizes it never gave
+                return ("unchecked", f"{tex[where]} is {got}; {said} holds if {a} = {b}, and the document does not fix "
+                        f"{', '.join(sorted(str(x) for x in a.free_symbols))}", None, "")
             why = "" if diff.is_number else f" (they differ unless {a} = {b})"
             return _contradiction(subject, f"{tex[where]} is {got}, not {said}{why}", got)
     if bound:

@@ -367,6 +367,8 @@ def _shapes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             continue
         shape = _SHAPE_CELL.fullmatch(cells[at].strip("$` "))
         named = next((re.findall(r"\$([^$]+)\$", cells[j]) for j in range(at - 1, -1, -1) if "$" in cells[j]), [])
+        if not named and _plain_cell(cells[at - 1]) is not None:  # | scores | Q_i K_iᵀ / √64 | 16 × 16 |
+            named = [_plain_cell(cells[at - 1]) or ""]
         if shape is None or not named:
             continue
         objects = [x.strip() for x in _top_level(named[0].split("=")[0]) if x.strip()]
@@ -377,6 +379,20 @@ def _shapes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             status, message, expected, basis = _worst([v[1] for v in got])
             emit(p, status, message, expected, "shape", basis)
     return True
+
+
+def _plain_cell(cell: str) -> str | None:
+    """A cell that is a formula in plain text or Unicode (``Q_i K_iᵀ / √64``, ``A_i = softmax(scores), rows sum to
+    1``: up to the first comma followed by words) as LaTeX, or None when it holds other words."""
+    from .plain import _VOCABULARY, math_words
+    from .read import normalise
+
+    text = re.split(r",\s+(?=[A-Za-z]{3,})", cell.strip("`* "), maxsplit=1)[0]
+    tex = normalise(text)
+    words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+|d_\{model\}", " ", tex))
+    if not tex or any(w.lower() not in _VOCABULARY for w in words):
+        return None
+    return math_words(tex)
 
 
 def _top_level(tex: str) -> list[str]:
