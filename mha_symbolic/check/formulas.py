@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import MatrixSymbol, Symbol
+from sympy import MatrixSymbol
 
 from ..errors import MHASymbolicError
 from ..latex import latex
@@ -96,9 +96,7 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
         return "given", f"a definition of {name}" + (f" in {', '.join(inputs)}" if inputs else ""), None, ""
     if foreign:
         return "given", f"a definition of {', '.join(sorted(foreign))}", None, ""
-    loose = sorted({str(x) for side in sides for x in side.free_symbols
-                    if type(x) is Symbol and dim_name(str(x)) is None and str(x) not in doc.definitions
-                    and str(x) not in ("i", "n_ones")})  # the general head's index; the all-ones vector's length
+    loose = doc.undefined(*sides)
     beyond = [x for x in loose if _head_beyond(doc, x)]
     if beyond:  # K_3 of a model with g = 1 key/value head: a head the document's own model does not have
         return ("wrong", f"{', '.join(beyond)}: the document's model has no such head (h = {doc.model().dims.h}"

@@ -571,6 +571,19 @@ class DocumentModel:
         finally:
             self.formulas[name] = (tex, then)
 
+    def undefined(self, *exprs: Any) -> list[str]:
+        """The names in ``exprs`` read as numbers that are neither sizes nor names the document defined (a ``W_Q``
+        with no head index beside matrices, ``M_i`` defined only later), and the functions it never defined
+        (``H(p)``): what they stand for is not known, so nothing with them is computed or refuted."""
+        from sympy.core.function import AppliedUndef
+
+        found: set[str] = set()
+        for e in exprs:
+            found |= {str(x) for x in getattr(e, "free_symbols", ()) if type(x) is Symbol and dim_name(str(x)) is None
+                      and str(x) not in self.definitions and str(x) not in ("i", "n_ones")}  # (head i; \mathbf{1})
+            found |= {str(f.func) for f in (e.atoms(AppliedUndef) if hasattr(e, "atoms") else ())}
+        return sorted(found)
+
     def _local_names(self, tex: str) -> str:
         """Section-local names: aliases (``Q = K = V = X_1``) and bare step names of the section's head."""
         for name, target in self.renames.items():  # "P_i for the attention weights": P_1 is A_1

@@ -19,7 +19,6 @@ from sympy import (
     log,
     simplify,
 )
-from sympy.core.function import AppliedUndef
 
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ShapeError
@@ -638,8 +637,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                                      f"value (the model cannot compute it: {str(e).splitlines()[0][:120]})", None, ""))
                     continue
                 missing = sorted({str(m) for m in V.free_symbols if isinstance(m, MatrixSymbol)})
-                unknown = sorted({str(x) for x in V.free_symbols if type(x) is Symbol and dim_name(str(x)) is None} |
-                                 {str(f.func) for x in V for f in as_sympy(x).atoms(AppliedUndef)})
+                unknown = doc.undefined(*(as_sympy(x) for x in V))
                 if unknown and not missing:  # W^O H with H read as a number, or H(p) an entropy: a name (of a matrix
                     # or a function) the document has not defined, so nothing to compute with
                     verdicts.append(("unchecked", f"{tex[i]} depends on {', '.join(unknown)}, which is neither a "

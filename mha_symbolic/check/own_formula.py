@@ -41,7 +41,7 @@ from ..statements._base import agrees
 from .arithmetic import arithmetic_value
 from .units import _BINARY, _DECIMAL, to_last_digit
 
-__all__ = ["OwnFormula", "own_formula", "judge_line"]
+__all__ = ["OwnFormula", "own_formula", "judge_line", "model_values"]
 
 #: a formula's line: its left side and its body ("KV Cache (GB) = 2 × ...", "kv_bytes = 2 * ...", "M = 2 · L ...")
 _FORMULA = re.compile(r"^\s*(?:[-*]\s+)?(?P<left>[^=\n]{1,40}?)\s*=\s*(?P<body>[^=\n]*)$")
@@ -88,7 +88,7 @@ def own_formula(lines: list[str]) -> OwnFormula | None:
         for nxt in lines[k + 1:k + 3]:  # "KV Cache (GB) =" / "2 × num_layers × ..." / "/ (1024³)For ..."
             if body.strip() and not re.search(r"[×*·/]\s*$", body.strip()) and not re.match(r"\s*[×*·/]", nxt):
                 break
-            body += " " + re.split(r"(?<=\))(?=[A-Z][a-z])", nxt)[0]  # "(1024³)For concrete ...": the formula ends
+            body += " " + nxt  # (the formula ends where its arithmetic does: "(1024³)For concrete ...")
         tex = _arithmetic(body)
         names = tuple(dict.fromkeys(_NAME.findall(tex)))
         if not names or not re.fullmatch(r"[\d\s()*/^A-Za-z_.]+", tex):
@@ -99,12 +99,44 @@ def own_formula(lines: list[str]) -> OwnFormula | None:
     return found[0] if len({f.body for f in found}) == 1 else None
 
 
+#: a token of a formula's arithmetic: a number, a name, an operator, a parenthesis, a power
+_ARITH_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9_]*|[×*·⋅/+()²³^-])")
+
+
 def _arithmetic(body: str) -> str:
-    """The body in the reader's arithmetic, up to the words after it (``..., with L layers``): ``×`` and ``·`` as
-    ``*``, ``1024³`` as ``1024^3``."""
-    t = re.split(r"[,;:]\s|\s(?:where|with|for|in)\s", body, maxsplit=1, flags=re.I)[0].strip().rstrip(".,;:")
-    t = re.sub(r"[×·⋅]", "*", t)
-    return re.sub(r"([\d)])([²³])", lambda m: m.group(1) + "^" + {"²": "2", "³": "3"}[m.group(2)], t)
+    """The longest start of ``body`` that is arithmetic (operands joined by operators, brackets balanced), in the
+    reader's arithmetic: ``×`` and ``·`` as ``*``, ``1024³`` as ``1024^3``.  What follows is the prose around the
+    formula (``..., with L layers``, ``(1024³)For concrete examples``).
+
+    >>> _arithmetic("2 × L × H × T, with L layers"), _arithmetic("2 · n / (1024³)For concrete examples")
+    ('2 * L * H * T', '2 * n / (1024^3)')
+    """
+    out: list[str] = []
+    end, depth, need_operand, at = 0, 0, True, 0
+    while m := _ARITH_TOKEN.match(body, at):
+        tok = m.group(1)
+        if need_operand and tok == "(":
+            depth += 1
+        elif need_operand and tok[0].isalnum():
+            need_operand = False
+        elif not need_operand and tok == ")" and depth:
+            depth -= 1
+        elif not need_operand and tok in "²³":
+            tok = "^" + {"²": "2", "³": "3"}[tok]
+        elif not need_operand and tok in "×*·⋅/+-^":
+            need_operand = True
+        else:
+            break  # "(1024³)For": an operand where an operator belongs, the prose after the formula
+        out.append("*" if tok in "×·⋅" else tok)
+        at = m.end()
+        if not need_operand and depth == 0:
+            end = len(out)
+    return re.sub(r"\(\s|\s(?=[)^])", lambda m: m.group(0).strip(), " ".join(out[:end]))
+
+
+def model_values(doc: Any) -> dict[str, Any]:
+    """What the document's model holds for the formula's descriptive names: its sizes, layers and bytes per value."""
+    return {**doc.known_dims(), "layers": doc.memory.get("layers"), "bytes": doc.memory.get("bytes")}
 
 
 def judge_line(formula: OwnFormula, line: str, above: list[str], model: dict[str, Any]

@@ -24,7 +24,7 @@ from .judge import judge
 from .masks import CAUSAL_WORDS, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
-from .own_formula import judge_line, own_formula
+from .own_formula import judge_line, model_values, own_formula
 from .prose_amounts import judge_prose_amounts
 from .prose_claims import document_axes, judge_prose_claims
 from .report import Finding, Report
@@ -490,8 +490,7 @@ def _by_own_formula(doc: DocumentModel, p: Any, emit: Any) -> bool:
     formula, lines = doc.memory.get("own_formula"), doc.memory.get("lines", [])
     if formula is None or not 0 < p.line <= len(lines) or p.cell is not None:
         return False
-    model = {**doc.known_dims(), "layers": doc.memory.get("layers"), "bytes": doc.memory.get("bytes")}
-    got = judge_line(formula, lines[p.line - 1], lines[:p.line - 1], model)
+    got = judge_line(formula, lines[p.line - 1], lines[:p.line - 1], model_values(doc))
     if got is None:
         return False
     emit(p.line, p.text, got[0], got[1], got[2], "number", got[3])

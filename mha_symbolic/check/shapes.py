@@ -80,7 +80,7 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             one = _one_head(doc, bare.group(1), tuple(reversed(stated)))
             if one is not None:
                 return one[0], f"{tex[where].strip()} read as the transpose of one head's {bare.group(1)}_i", *one[2:]
-        loose = _loose(doc, subject)
+        loose = doc.undefined(subject)
         if loose and hasattr(subject, "shape"):  # X W_Q with a W_Q of no head index, read as a number: not its shape
             return ("unchecked", f"{tex[where].strip()}: {', '.join(loose)} is neither a matrix of the model nor a "
                     "name the document has defined (its shape is unknown)", None, "")
@@ -164,13 +164,6 @@ def _one_head(doc: DocumentModel, name: str, stated: tuple[Any, ...]) -> Verdict
         return ("correct", f"{name} read as one head's {name}_i, {shape[0]} x {shape[1]} by the model's shape rules",
                 None, "proven")
     return None
-
-
-def _loose(doc: DocumentModel, subject: Any) -> list[str]:
-    """The names in ``subject`` read as numbers that are neither sizes nor names the document defined (a ``W_Q``
-    with no head index beside matrices): what they stand for, and so the shape, is not known."""
-    return sorted({str(x) for x in getattr(subject, "free_symbols", ()) if type(x) is Symbol and
-                   dim_name(str(x)) is None and str(x) not in doc.definitions and str(x) not in ("i", "n_ones")})
 
 
 def _one_head_reading(doc: DocumentModel, subject: Any, stated: tuple[Any, ...], written: str) -> Verdict3 | None:

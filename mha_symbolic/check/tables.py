@@ -497,12 +497,12 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
 def _by_own_formula(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
     """Rows of token counts and amounts (``| 4K tokens | 5 GB |``) under a KV-cache formula the document states:
     each row is that formula's amount for its tokens (:mod:`.own_formula`).  True when a row was judged."""
-    from .own_formula import judge_line
+    from .own_formula import judge_line, model_values
 
     formula, lines = doc.memory.get("own_formula"), doc.memory.get("lines", [])
     if formula is None or rows[0].cell is not None:
         return False
-    model = {**doc.known_dims(), "layers": doc.memory.get("layers"), "bytes": doc.memory.get("bytes")}
+    model = model_values(doc)
     cols = [c.strip() for c in rows[0].columns]
     # "| Context | KV cache (GiB) |" over "| 4K | 0.5 |": the tokens and the unit are in the headers
     tokens = next((j for j, c in enumerate(cols) if re.search(r"\b(?:context|tokens?|sequence\s+length)\b", c, re.I)),
