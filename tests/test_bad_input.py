@@ -190,25 +190,24 @@ def slow_sum(terms: int) -> str:
     return "$$" + " + ".join(f"\\frac{{{k}}}{{{k + 1}}}" for k in range(1, terms)) + " = 1$$"
 
 
-SLOW_SUM = slow_sum(2000)
-
 
 def test_check_text_from_a_thread_is_limited():
     """The SIGALRM piece timer cannot work on a thread: the worker process it runs in can. A per-piece timer is
-    real time by nature, so the work is made far larger than both limits (a sum of seconds against 0.5 s; 5,000
-    formulas, about 30 s of work here, against 2 s), and no wall time of this test is asserted: the outcome does not
-    change with the machine's load or speed."""
+    real time by nature, so the work is made far larger than both limits and reading far smaller: eight sums whose
+    check takes about 1 s each (at least 0.5 s each at the piece limit, 4 s in all, against a budget of 3 s) and whose
+    reading takes about 0.04 s each (5,000 small formulas took over 2 s to read under coverage, so the budget ran
+    out before the first piece). No wall time of this test is asserted."""
     reports = []
-    doc = SLOW_SUM + "\n\n" + "\n\n".join(f"$$x_{{{k}}} = {k}$$" for k in range(5000))
-    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=2,
+    doc = "\n\n".join([slow_sum(300)] * 8)
+    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=3,
                                                                              isolate=True)))
     worker.start()
     worker.join(600)
     assert not worker.is_alive()
-    assert reports[0].exit_code == 3 and reports[0].stopped.startswith("the document's time budget of 2 s ran out")
+    assert reports[0].exit_code == 3 and reports[0].stopped.startswith("the document's time budget of 3 s ran out")
     first, *rest = reports[0].findings
     assert first.status == "unchecked" and first.message.startswith("gave up after 0.5 s")
-    assert any("time budget of 2 s ran out" in f.message for f in rest)
+    assert any("time budget of 3 s ran out" in f.message for f in rest)
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX timers")
