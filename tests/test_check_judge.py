@@ -129,4 +129,19 @@ def test_head_definition_against_the_model():
 def test_notation_rewrites():
     assert canonical_tex(r"Q^{(2)} K^{(2)\top}") == "Q_{2} K_{2}^{T}"
     assert canonical_tex(r"\mathbf{W}_o") == "W_{O}"
-    assert canonical_tex(r"H_0 W^Q_0", zero_based=True) == r"\mathrm{head}_{1} W^Q_{1}"
+    assert canonical_tex(r"H_0 W^Q_0", zero_based=True) == r"\mathrm{head}_{1} W_{Q}^{1}"
+
+
+def test_per_head_names_are_read_whatever_the_order_of_their_scripts():
+    """One reader of a name's sub- and superscripts: a transposition written inside the superscript after the head
+    (it used to turn ``W_K^{(i)\top}`` into ``W_K_{i}^{T}``, a double subscript, and the product of a rank claim
+    was misread), a head above with an entry below, and every head of a 0-based document counted up (inside a
+    fraction too: ``Q_1`` of ``\frac{Q_1K_1^T}{...}`` was left as head 1)."""
+    assert canonical_tex(r"W_Q^{(i)} W_K^{(i)\top}") == r"W_{Q}^{i} (W_{K}^{i})^{T}"
+    assert canonical_tex(r"W_i^{(k)}") == r"W_{K}^{i}"
+    assert canonical_tex(r"S^{(1)}_{31}") == r"(S_{1})_{31}"
+    assert canonical_tex(r"\frac{Q_1K_1^T}{2}", zero_based=True) == r"\frac{Q_{2}K_{2}^T}{2}"
+    assert canonical_tex(r"W^O_1 + H_{kv} + W_1", zero_based=True) == r"W^O_1 + H_{kv} + W_1"  # not per-head names
+    d = DocumentModel()
+    d.bind_dim("n", 3), d.bind_dim("d_model", 4), d.bind_dim("h", 2)
+    assert status(d, [r"Q_1 K_1^\top", r"X \big(W_Q^{(1)} W_K^{(1)\top}\big) X^\top"], ["eq"]) == ("formula", "correct")

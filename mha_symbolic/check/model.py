@@ -60,7 +60,6 @@ _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_le
                 "n_kv": "n_kv", "n_{kv}": "n_kv", "N_kv": "n_kv", "N_{kv}": "n_kv", "n_{k}": "n_kv",
                 "src_len": "n_kv", "source_len": "n_kv", "kv_len": "n_kv", "L_kv": "n_kv", "L_{kv}": "n_kv",
                 "n_{src}": "n_kv", "n_src": "n_kv", "n_{tgt}": "n", "n_tgt": "n"}
-_PER_HEAD = r"(?:Q|K|V|S'|S|A|H|Z|\\mathrm\{head\})"
 
 
 def dim_name(name: str) -> str | None:
@@ -68,6 +67,27 @@ def dim_name(name: str) -> str | None:
     plain = re.sub(r"\\(?:mathrm|text|textrm|operatorname|mathit)\s*\{([^{}]*)\}", r"\1", name)
     plain = plain.replace("{", "").replace("}", "").replace(" ", "").replace("\\", "")
     return _DIM_ALIASES.get(plain)
+
+
+#: the names of operators and objects in a document's words, other languages' included, by the reader's name
+_OPERATORS = {"head": ("head", "tête", "tete", "kopf", "Kopf", "cabeza", "cabeça"),
+              "MultiHead": ("MultiHead", "MultiTête", "MultiTete", "MultiKopf", "MultiCabeza", "MultiCabeça", "MHA",
+                            "MultiHeadAttention"),
+              "rank": ("rank", "rg", "Rang", "rango", "posto"),
+              **{name: (name,) for name in ("Concat", "softmax", "Var", "Attention")}}
+_OPERATOR = {spelling: name for name, spellings in _OPERATORS.items() for spelling in spellings}
+
+
+def _operator_name(m: re.Match[str]) -> str:
+    r"""``\text{Kopf}``, ``\operatorname{rg}``, ``\mathrm{head_{2}}`` in the reader's spelling (``\mathrm{head}``,
+    ``\mathrm{rank}``, ``\mathrm{head}_{2}``); ``\text{model}`` as the word it subscripts; anything else as written."""
+    command, word = m.group(1), m.group(2).strip()
+    if word in _OPERATOR:
+        return r"\mathrm{%s}" % _OPERATOR[word]
+    numbered = re.fullmatch(r"head_?\{?(\w+)\}?", word)
+    if numbered:
+        return r"\mathrm{head}_{%s}" % numbered.group(1)
+    return word if command == "text" and word == "model" else m.group(0)
 
 
 def canonical_tex(tex: str, zero_based: bool = False) -> str:
@@ -89,18 +109,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit|mathbb|vec)\s*\{\s*1\s*\}|\\mathbf\s+1(?!\d)", r"\\onesvector ", t)
     t = re.sub(r"\\(?:mathbf|boldsymbol|bm|mathbfit)\s*\{([^{}]*)\}", r"\1", t)
     t = re.sub(r"X_\{\\(?:text|mathrm)\{head\s*(\d+)\}\}", r"X_{\1}", t)
-    t = re.sub(r"(?<![\\A-Za-z])W([QKV])_?\{?(\d+)\}?(?![\d}])", r"W_{\1}^{\2}", t)  # WQ1, WQ_{1}
-    # W_q, W_{k}, W_v with no head index: the query, key and value weights (W_k^Q would be head k's)
-    t = re.sub(r"(?<![\\A-Za-z])W_\{?([qkv])\}?(?![\w^}'(])", lambda m: "W_{" + m.group(1).upper() + "}", t)
-    # other languages' words for a head, multi-head and rank (tête, Kopf, cabeza; MultiTête; rg, Rang, rango)
-    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:t[êe]te|kopf|Kopf|cabeza|cabeça)\}", r"\\mathrm{head}", t)
-    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:Multi(?:T[êe]te|Kopf|Cabeza|Cabeça)|MHA|MultiHeadAttention)\}",
-               r"\\mathrm{MultiHead}", t)
-    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(?:rg|Rang|rango|posto)\}", r"\\mathrm{rank}", t)
-    t = re.sub(r"\\(?:mathrm|text|operatorname)\{head_?\{?(\w+)\}?\}", r"\\mathrm{head}_{\1}", t)
-    t = re.sub(r"\\(?:mathrm|text|operatorname)\{(MultiHead|Concat|softmax|rank|Var|head|Attention)\}",
-               r"\\mathrm{\1}", t)
-    t = re.sub(r"\\text\{(model)\}", r"\1", t)
+    t = re.sub(r"\\(mathrm|text|operatorname)\{([^{}]*(?:\{\w*\})?)\}", _operator_name, t)
     # e^{2.8284}: Euler's number to a written decimal, read as \exp (the grammar evaluates e^{2.8284} to a float at
     # once, which hides the decimal's rounding from the reading at written precision)
     t = re.sub(r"(?<![\\A-Za-z])e\s*\^\s*(?:\{\s*(-?\s*\d+\.\d+)\s*\}|(\d+\.\d+))",
@@ -120,29 +129,11 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\mathrm\{MultiHead\}(?!\s*(?:\\left)?\()", r"\\mathrm{MultiHead}(X, X, X)", t)  # MultiHead alone
     t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
     t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", _stacked, t)
-    # W_i^{(q)}, W^{(q)}_i -> W_i^{Q}; W_o -> W_O
-    t = re.sub(r"W([_^])\{?\(?([qkvo])\)?\}?(?![a-z])", lambda m: f"W{m.group(1)}{{{m.group(2).upper()}}}", t)
-    t = re.sub(r"W_(\{?\w+\}?)\^\{\(([qkvoQKVO])\)\}", lambda m: f"W_{m.group(1)}^{{{m.group(2).upper()}}}", t)
-    # W^{(1)}_Q, W^{(i)}_K: the head in parentheses above, the role below
-    t = re.sub(r"W\^\{\((\w+)\)\}_\{?([qkvQKV])\}?", lambda m: f"W_{{{m.group(2).upper()}}}^{{{m.group(1)}}}", t)
-    # W_Q^{(1)} -> W_Q^{1}
-    t = re.sub(r"(W_\{?[QKV]\}?)\^\{\((\w+)\)\}", r"\1^{\2}", t)
-    # Q^{(2)\top} -> Q_{2}^{T};  S'^{(1)} -> S'_{1}
-    t = re.sub(r"(?<![\\A-Za-z])([QKVSAHZ]'?)\^\{\((\w+)\)\s*(\\top|T|\\intercal|\\mathsf\{T\})?\s*\}",
-               lambda m: f"{m.group(1)}_{{{m.group(2)}}}" + ("^{T}" if m.group(3) else ""), t)
-    t = re.sub(r"\\mathrm\{head\}\^\{\((\w+)\)\}", r"\\mathrm{head}_{\1}", t)  # head^{(1)}
-    t = re.sub(r"(W_\{?\w+\}?)\^\{([QKV])\s*(?:\\top|T|\\intercal)\s*\}", r"(\1^{\2})^{T}", t)  # W_i^{K\top}
-    t = re.sub(r"W_\{\s*([QKVqkv])\s*,\s*(\w+)\s*\}",  # W_{Q,i}
-               lambda m: f"W_{{{m.group(1).upper()}}}^{{{m.group(2)}}}", t)
     t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=_)", "S'", t)  # \tilde S_i: the scaled scores
-    t = re.sub(r"(?<![\\A-Za-z])H_(?!\{?kv\}?)(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # H_{kv} is a count
-    t = re.sub(r"(?<![\\A-Za-z])Z_(\{?\w+\}?)", r"\\mathrm{head}_\1", t)  # Z_i: a head's output
+    t = _SCRIPTED.sub(lambda m: _spelling(m, zero_based), t)
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
     t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", _stacked, t)
-    if zero_based:
-        t = _shift_heads(t)
-        t = re.sub(r"(\\mathrm\{head\}_)\{\s*h\s*-\s*1\s*\}", r"\1{h}", t)  # H_{h-1}: the last head
     # a block matrix of heads: one block row (H_1 & \cdots & H_h) or one block column (H_1 \\ \vdots \\ H_h)
     t = re.sub(r"\\begin\{([bpBv]matrix)\}((?:\s|\\mathrm\{head\}_\{?\w+\}?|\\[vcl]?dots|\\\\|&)+)\\end\{\1\}",
                _head_blocks, t)
@@ -276,15 +267,116 @@ def _identity(m: re.Match[str]) -> str:
 
 _GENERIC_HEAD = re.compile(r"[_^]\{?\(?[ij]\)?\}?(?![A-Za-z=])")
 
+#: one sub- or superscript: a braced group (one level of braces inside), a command or one character
+_SCRIPT = r"[_^]\s*(?:\{(?:[^{}]|\{[^{}]*\})*\}|\\[A-Za-z]+|[A-Za-z0-9])"
+#: a per-head name with its scripts, in any order and spelling (``W_K^{(i)\top}``, ``W^{(1)}_q``, ``W_{Q,2}``,
+#: ``Q^{(2)\top}``, ``H_0``, ``\mathrm{head}^{(1)}``), or a weight glued to its role and head (``WQ1``)
+_SCRIPTED = re.compile(r"(?<![\\A-Za-z_^])W(?P<glued>[QKV])_?\{?(?P<number>\d+)\}?(?![\d}])"
+                       r"|(?P<base>(?<![\\_^])W|(?<![\\A-Za-z_^])(?:Q|K|V|S|A|H|Z|\\mathrm\{head\}))(?P<primes>'*)"
+                       rf"(?P<scripts>(?:\s*{_SCRIPT}){{1,3}})")
+#: a transposition written inside a superscript, after the head or the role (``^{(i)\top}``, ``^{K\top}``)
+_INNER_T = re.compile(r"(?<=[)A-Za-z}])\s*(?:\\top|\\intercal|\\mathsf\{T\}|(?<=\))\s*T)\s*$")
+#: what a head is numbered with: 1, i, h, h-1 (a 0-based document's last head)
+_HEAD = re.compile(r"[A-Za-z0-9]+(?:\s*-\s*1)?")
 
-def _shift_heads(t: str) -> str:
-    """Head numbers of a 0-based document, one up (H_0 is the model's head 1)."""
-    def up(m: re.Match[str]) -> str:
-        return m.group(1) + "{" + str(int(m.group(2)) + 1) + "}"
-    t = re.sub(r"((?<![\\A-Za-z^_{])" + _PER_HEAD + r"_)\{?(\d+)\}?", up, t)
-    t = re.sub(r"(W\^\{?[QKV]\}?_)\{?(\d+)\}?", up, t)
-    t = re.sub(r"(W_\{?[QKV]\}?\^)\{?(\d+)\}?", up, t)
-    return re.sub(r"(W_)\{?(\d+)\}?(?=\^)", up, t)
+
+def _spelling(m: re.Match[str], zero_based: bool) -> str:
+    r"""One per-head name (a match of :data:`_SCRIPTED`) in the reader's spelling: ``W_{Q}^{i}`` for a weight of
+    role Q and head i, ``W_{Q}`` for a weight with no head, ``Q_{i}`` for a per-head step and ``\mathrm{head}_{i}``
+    for a head's output (``H_i``, ``Z_i``); a transposition written inside a script is moved outside, a head in
+    parentheses loses them, a lower-case role is capitalised and, in a 0-based document, a numbered head counts one
+    up.  A name that needs none of this is returned as written (``W_k^Q``: head k of the query weights); one that is
+    not a per-head name (``W_1``,
+    ``H_{kv}``, two subscripts) too.
+
+    >>> [_SCRIPTED.sub(lambda m: _spelling(m, False), t) for t in (r"W_K^{(i)\top}", r"W^{(1)}_q", "W_k^Q", "WQ1")]
+    ['(W_{K}^{i})^{T}', 'W_{Q}^{1}', 'W_k^Q', 'W_{Q}^{1}']
+    >>> [_SCRIPTED.sub(lambda m: _spelling(m, True), t) for t in ("H_0", r"Q^{(0)\top}", "W_1^Q", "H_{h-1}", "H_{kv}")]
+    ['\\mathrm{head}_{1}', 'Q_{1}^{T}', 'W_{Q}^{2}', '\\mathrm{head}_{h}', 'H_{kv}']
+    >>> [_SCRIPTED.sub(lambda m: _spelling(m, True), t) for t in (r"K_1^\top", "S^{(1)}_{31}")]
+    ['K_{2}^\\top', '(S_{2})_{31}']
+    """
+    if m.group("glued"):
+        return _written("W", "", m.group("glued"), _counted(m.group("number"), zero_based), False)
+    base, primes, scripts, after = m.group("base"), m.group("primes"), {}, ""
+    given = re.findall(r"\s*" + _SCRIPT, m.group("scripts"))
+    if re.fullmatch(r"\s*\^\s*\{?\s*(?:T|\\top|\\intercal)\s*\}?", given[-1]):  # K_1^\top, K^{(1)}^T: a
+        after = given.pop()  # transposition, kept as written
+    for script in given:
+        script = script.strip()
+        body = script[1:].strip()
+        if script[0] in scripts:
+            return m.group(0)
+        scripts[script[0]] = body[1:-1].strip() if body.startswith("{") and body.endswith("}") else body
+    sub, sup = scripts.get("_"), scripts.get("^")
+    transposed = False
+    if sup is not None and (t := _INNER_T.search(sup)) and sup[:t.start()].strip():
+        sup, transposed = sup[:t.start()].strip(), True
+    changed = transposed
+    heads: list[str] = []
+    roles: list[str] = []
+    entry = ""
+    for script in (sub, sup):
+        if script is None:
+            continue
+        inner = script[1:-1].strip() if script.startswith("(") and script.endswith(")") else script
+        changed |= inner != script
+        if base == "W" and "," in inner and script is sub and sup is None:  # W_{Q,i}
+            role, _, head = (x.strip() for x in inner.partition(","))
+            if not (len(role) == 1 and role in "QKVqkv" and _HEAD.fullmatch(head)):
+                return m.group(0)
+            roles, heads, changed = [role], [head], True
+        elif base == "W" and len(inner) == 1 and inner in "QKVO":
+            roles.insert(0, inner)
+        elif base == "W" and len(inner) == 1 and inner in "qkvo":
+            roles.append(inner)
+        elif _HEAD.fullmatch(inner) and inner not in ("kv", "KV"):
+            heads.append(inner)
+        elif script is sub and base != "W" and sup is not None and sup.startswith("("):
+            entry = sub  # A^{(3)}_{2,\cdot}: row 2 of head 3's weights
+        else:
+            return m.group(0)
+    if base == "W":
+        if len(roles) == 2 and not heads:  # W_k^Q: head k of the query weights
+            heads = [roles.pop()]
+        if len(roles) != 1 or len(heads) > 1 or (sub is None) == (sup is None) and not heads:
+            return m.group(0)
+        role, head = roles[0], heads[0] if heads else None
+        if role in "Oo" and head is not None:  # W^O_i: a block of the output weights, written as the document does
+            return m.group(0)
+        numbered = _counted(head, zero_based) if head is not None else None
+        if not changed and role.isupper() and numbered == head:
+            return m.group(0)
+        if transposed and after:
+            return m.group(0)
+        weight = _written("W", primes, role.upper(), numbered, transposed)
+        return f"({weight}){after.strip()}" if after and numbered is not None else weight + after
+    if sub is not None and sup is not None and sup.startswith("(") and len(heads) == 2:  # S^{(1)}_{31}
+        entry, heads = heads[0], heads[1:]  # entry (3, 1) of head 1's scores
+    if len(heads) != 1 or sub is not None and sup is not None and not entry:
+        return m.group(0)
+    numbered = _counted(heads[0], zero_based)
+    name = r"\mathrm{head}" if base in ("H", "Z") else base
+    if not changed and name == base and numbered == heads[0] and sup is None:
+        return m.group(0)
+    written = name + primes + "_{" + numbered + "}" + ("^{T}" if transposed else "") + after
+    return f"({written})_{{{entry}}}" if entry else written
+
+
+def _counted(head: str, zero_based: bool) -> str:
+    """A head's number in the model's count: a 0-based document's ``0`` is head ``1``, its ``h-1`` head ``h``."""
+    if not zero_based:
+        return head
+    if head.isdigit():
+        return str(int(head) + 1)
+    return re.sub(r"\s*-\s*1$", "", head)
+
+
+def _written(base: str, primes: str, role: str, head: str | None, transposed: bool) -> str:
+    name = f"{base}{primes}_{{{role}}}" + (f"^{{{head}}}" if head is not None else "")
+    if transposed:
+        return f"({name})^{{T}}" if head is not None else name + "^{T}"
+    return name
 
 
 @dataclass
@@ -403,11 +495,16 @@ class DocumentModel:
 
     def restart(self) -> None:
         """Another example starts: forget the sizes, values and definitions the document gave so far (the sizes
-        are kept in :attr:`history`, for statements that refer back to them)."""
+        are kept in :attr:`history`, for statements that refer back to them), but for the sizes its own scope set
+        just before ("$d_{model} = 768$, $h = 12$, so $d_k = d_v = 768/12 = 64$": the new example's)."""
         for k, v in self.known_dims().items():
             self.history.setdefault(k, []).append((v, self.bound_line.get(k, 0)))
+        here = [k for k in self.dims if self.bound_in.get(k, (None,))[0] == self.paragraph[0]]  # the new example's
+        kept = ({k: self.dims[k] for k in here}, {k: self.bound_in[k] for k in here},
+                {k: self.bound_line[k] for k in here if k in self.bound_line})  # own sizes, set before in its scope
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
         self.definitions, self.aliases, self.bound_in, self.bound_line = {}, {}, {}, {}
+        self.dims, self.bound_in, self.bound_line = kept
         self.formulas, self.declared = {}, {}
         self.confirmed = set()
         self._model = self._table = None

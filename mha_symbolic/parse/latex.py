@@ -201,6 +201,7 @@ def _normalise(text: str) -> str:
                  (r"\top", "T"), (r"\ldots", r"\dots"), (r"\cdots", r"\dots")):
         t = t.replace(a, b)
     t = re.sub(r"\\(?:operatorname|text|textrm|mathrm|rm)\s*\{", r"\\mathrm{", t)
+    t = re.sub(r"\\[Bb]igg?[lrm]?(?![A-Za-z])\s*", "", t)  # \big( ... \Bigr): a delimiter's size, nothing else
     t = re.sub(r"\\mathrm\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "") + "}", t)
     t = re.sub(r"\\(?:,|;|:|!|quad|qquad)|~", " ", t)
     # TeX takes one character as a macro's argument without braces (\sqrt2, \frac12, \frac{a}2); a whole number
