@@ -164,6 +164,16 @@ def test_a_relation_chosen_or_required_and_a_counterfactual_clause():
     assert not counterfactual("In the example we still have $d_k = 3$")
 
 
+def test_the_words_before_a_relation_of_sizes_open_a_regime_or_not():
+    """The ``regime`` form: a relation of sizes right after "when", "for", "a partir de", "sobald" speaks of a range
+    of sizes; after "Here" or "so" it is a claim about the example."""
+    from mha_symbolic.check.prose import regime
+
+    assert all(regime(s) for s in ("the quadratic part dominates when ", "For ", "A partir de ", "sobald ",
+                                   "and as long as "))
+    assert not any(regime(s) for s in ("Here ", "So ", "we have ", "The formula ", "therefore "))
+
+
 def _rules() -> set[str]:
     grammar = resources.files("mha_symbolic.check").joinpath("prose.lark").read_text(encoding="utf-8")
     return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
@@ -173,7 +183,7 @@ def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
     # start rules of the mood, of variants and of conclusions have tests of their own
     parts = {"start", "mood", "hypothetical", "variants", "variant", "conclusions", "conclusion", "choices", "choice",
-             "requirement", "counterfactual", "term",
+             "requirement", "counterfactual", "regime", "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
              "size_product", "rank_relation", "matrix", "factor"}
     assert _rules() - parts == set(CASES)

@@ -569,6 +569,34 @@ def test_a_total_row_is_the_sum_of_the_rows_above_it():
     assert statuses(smaller, 5) == []  # smaller than one of its "parts": no sum of them
 
 
+RELATIONS = ("| model | weights | biases | total | share of biases |\n|---|---|---|---|---|\n"
+             "| A | 2,359,296 | 3,072 | 2,362,368 | 0.0013 |\n| B | 4,194,304 | 4,096 | 4,198,400 | 0.0010 |\n"
+             "| C | 67,108,864 | 16,384 | 67,125,248 | 0.0002 |\n")
+
+
+def test_a_column_computed_from_two_others_is_learned_from_the_table():
+    """The table's own model: a column right of two others that every row but one computes the same way (a sum, a
+    difference, a product or a ratio, at the places written) makes that row wrong; nothing in the headers is read."""
+    assert [statuses(RELATIONS, k) for k in (3, 4, 5)] == [["correct"]] * 3
+    assert statuses(RELATIONS.replace("4,198,400", "4,198,304"), 4) == ["wrong"]  # total != weights + biases
+    assert statuses(RELATIONS.replace("0.0010", "0.0100"), 4) == ["wrong"]  # 4,096 / 4,198,400 is 0.00098
+    two_rows = RELATIONS.replace("| C | 67,108,864 | 16,384 | 67,125,248 | 0.0002 |\n", "")
+    assert statuses(two_rows.replace("4,198,400", "4,198,304"), 4) == []  # one row against one: no pattern
+    exception = RELATIONS.replace("67,125,248", "67,125,000")  # the last of three breaks the sum: it alone is wrong
+    assert [statuses(exception, k) for k in (3, 4, 5)] == [["correct"], ["correct"], ["wrong"]]
+
+
+def test_a_product_of_a_matrix_given_rounded_is_judged_at_the_precision_of_its_givens():
+    """A given to four places (its rows sum to 0.9999), then A V at four places: 0.3333 + 0.3333 is 0.6666 exactly,
+    but A stands for the intervals its decimals round, and A V is carried as a ball (it was wrong at 0.6667)."""
+    doc = ("Tokens are rows; $n = 3$.\n\n$$V = \\begin{bmatrix} 1 & 0 \\\\ 0 & 2 \\\\ 1 & 1 \\end{bmatrix}$$\n\n"
+           "$$A = \\begin{bmatrix} 0.3333 & 0.3333 & 0.3333 \\\\ 0.1863 & 0.3072 & 0.5065 \\\\ "
+           "0.4498 & 0.1004 & 0.4498 \\end{bmatrix}$$\n\n"
+           "$$AV \\approx \\begin{bmatrix} 0.6667 & 1.0000 \\\\ 0.6928 & 1.1209 \\\\ 0.8996 & 0.6506 \\end{bmatrix}$$\n")
+    assert statuses(doc, 7) == ["correct"]
+    assert statuses(doc.replace("0.6928 & 1.1209", "0.6928 & 1.1309"), 7) == ["wrong"]
+
+
 def test_a_softmax_table_with_a_query_per_row():
     lists = ("| row | scaled scores | softmax weights | sum |\n|---|---|---|---|\n"
              "| 1 | 0, 2.8284, 1.4142 | 0.0454, 0.7679, 0.1867 | 1 |\n"

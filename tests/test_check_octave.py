@@ -39,7 +39,7 @@ def test_commands_as_python() -> None:
 
 def test_commands_outside_the_subset_are_left_alone() -> None:
     session = (">> X = [1 2; 3 4];\n>> Y = inv(X)\nY =\n  -2.0000   1.0000\n   1.5000  -0.5000\n"
-               ">> X(1, :)\nans =\n  9 9\n")
+               ">> det(X(1, :))\nans =\n  9\n")
     assert transcript(Tracer(), session) == []
 
 
@@ -109,3 +109,14 @@ def test_displays_that_cannot_be_shared_out_are_not_judged() -> None:
     session = ("```\n>> X = [1 0; 0 2];  W = [1 1; 0 1];\n>> Q = X*W, K = X*W'\nQ =\n\n   1   1\n   0   2\n\n"
                "ans =\n\nK =\n\n   1   0\n   2   2\n\n```\n")
     assert traced(session) == []
+
+
+def test_heads_sliced_by_columns_and_concatenated_side_by_side() -> None:
+    """``Q(:,1:2)`` (1-based ranges) and ``[O1 O2]*W_O`` (blocks side by side): a two-head session is followed to its
+    output. Before, indexing made every later name unknown, and ``np.hstack`` failed on its default axis."""
+    session = (">> Q = [1 2 3 4; 0 1 0 1];\n>> Q1 = Q(:,1:2); Q2 = Q(:,3:4);\n>> r = Q(2,:)\nr =\n   0   1   0   1\n"
+               ">> Y = [Q2 Q1]*[1 0 0 0; 0 1 0 0; 0 0 1 0; 0 0 0 2]\nY =\n   3   4   1   4\n   0   1   0   2\n")
+    assert [(f.line, f.status) for f in transcript(Tracer(), session)] == [(5, "correct"), (8, "correct"),
+                                                                         (9, "correct")]
+    edited = session.replace("3   4   1   4", "3   4   1   2")
+    assert [(f.line, f.status) for f in transcript(Tracer(), edited)][1] == (8, "wrong")

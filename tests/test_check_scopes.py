@@ -72,6 +72,89 @@ def test_a_sentence_comparing_two_values_binds_neither():
     assert flags("We use 8 heads.\nThe model uses 6 heads.\n") == [(2, "inconsistent")]
 
 
+def test_a_sentence_giving_one_size_two_values_in_math_binds_neither():
+    """The same class as the sentence in words above, written in math: "going from $n = 512$ to $n = 8192$" after
+    the paragraph computed n = 2048 (it was judged wrong twice against that value)."""
+    doc = ("With $d_{model} = 1024$ they break even at $n = 2 d_{model} = 2048$. Going from $n = 512$ to $n = 8192$ "
+           "makes the scores $16^2 = 256$ times larger.\n")
+    assert flags(doc) == []
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.latex in ("n = 512", "n = 8192")] == \
+        ["given", "given"]
+    assert flags(doc.replace("16^2 = 256", "16^2 = 265")) == [(1, "wrong")]  # its arithmetic is still judged
+    assert flags(SIZES + "So $n = 5$ here.\n") != []  # one size bound twice in one scope is still flagged
+
+
+def test_a_shape_stated_as_a_product_of_shapes_is_read_as_one():
+    """"$A_1 V_1$ is $(n \\times n)(n \\times d_v)$" states the factors' shapes: the product is n x d_v (it was read
+    as the claim that A_1 V_1 is n x n, and called wrong)."""
+    text = SIZES + ("Tokens are rows, $X \\in \\mathbb{R}^{n \\times d_{model}}$; "
+                    "$A_1 V_1$ is $(n \\times n)(n \\times d_v)$.\n")
+    def product(text: str) -> list[str]:
+        return [f.status for f in check_text(text, isolate=False).findings if "X is" not in f.message and f.line == 2]
+
+    assert product(text) == ["correct"]
+    assert product(text.replace("(n \\times d_v)$", "(d_v \\times n)$")) == ["inconsistent"]  # inner sizes
+    assert product(text.replace("$(n \\times n)(n \\times d_v)$", "$(n \\times d_v)(d_v \\times n)$")) == ["wrong"]
+
+
+def test_a_shape_stated_of_an_equation_is_the_shape_of_its_matrix():
+    """"$O_1 = A_1 V_1$ is ..." and "$W_O \\in \\mathbb{R}^{..}$ is ...": the shape is of the matrix, not of the
+    equation (which was "not a matrix" or "not read", unchecked)."""
+    text = SIZES + ("Tokens are rows, $X \\in \\mathbb{R}^{n \\times d_{model}}$. "
+                    "Here $O_1 = A_1 V_1$ is $3 \\times 2$.\n")
+    mine = [f.status for f in check_text(text, isolate=False).findings if "X is" not in f.message and f.line == 2
+            and f.kind == "shape"]
+    assert mine == ["correct"]
+    assert "wrong" in [f.status for f in check_text(text.replace("is $3 \\times 2$", "is $2 \\times 3$"),
+                                                     isolate=False).findings if f.line == 2]
+    weights = SIZES + "The output weights $W_O \\in \\mathbb{R}^{d_{model} \\times d_{model}}$ are $4 \\times 4$.\n"
+    assert statuses(weights, 2).count("unchecked") == 0 and "correct" in statuses(weights, 2)
+
+
+def test_a_new_example_keeps_the_sizes_its_own_paragraph_set_before_it():
+    """"$d_{model} = 768$, $h = 12$, so $d_k = d_v = 768/12 = 64$" after an example with d_k = 4: a chain of several
+    sizes starts the new example (it was judged against d_k = 4 and d_v = 2), and the sizes set before it in its
+    paragraph belong to the new example (they were forgotten with the old one)."""
+    doc = ("We take $n = 3$, $d_k = 4$ and $d_v = 2$.\n\n## Cost\n\n"
+           "Now $d_{model} = 768$, $h = 12$ and so $d_k = d_v = 768/12 = 64$. One head has $3 \\cdot 768 \\cdot 64 = "
+           "147456$ weights, and $h d_k = 768$.\n")
+    assert flags(doc) == []
+    assert statuses(doc, 5)[:3] == ["given", "given", "correct"]
+    assert flags(doc.replace("768/12 = 64", "768/12 = 48")) != []
+    assert "correct" in [f.status for f in check_text(doc, isolate=False).findings if f.latex == "h d_k = 768"]
+
+
+def test_a_relation_of_sizes_with_no_number_is_not_judged_against_the_example():
+    """"A partir de $n > 2 d_{model}$, ..." (from n > 2 d_model on): a regime, not a claim that this example's n
+    exceeds 2 d_model; the same relation with numbers is judged."""
+    doc = "Sea $n = 2048$ y $d_{\\text{model}} = 1024$.\nA partir de $n > 2 d_{\\text{model}}$, domina el término cuadrático.\n"
+    assert flags(doc) == [] and statuses(doc, 2) == ["given"]
+    assert flags(doc.replace("$n > 2 d_{\\text{model}}$", "$n = 2048 > 2 d_{\\text{model}}$")) == [(2, "wrong")]
+
+
+def test_a_flop_count_in_the_documents_own_formula_is_its_own_count():
+    """"The product $QK^T$ of all the heads costs $2 n^2 d_{model} = ...$ FLOPs": the document's formula, right in its
+    sizes, says which count it is (all heads); the checker's reading of the words (one head's scores) does not make
+    it wrong. A number its own formula does not give is still wrong."""
+    doc = ("Let $n = 1024$, $d_{model} = 768$ and $h = 12$.\n"
+           "The product $QK^\\top$ of all the heads costs $2 n^2 d_{model} = 1{,}610{,}612{,}736$ FLOPs.\n")
+    assert flags(doc) == [] and statuses(doc, 2)[0] == "correct"
+    assert (2, "wrong") in flags(doc.replace("1{,}610{,}612{,}736", "1{,}610{,}612{,}763"))
+
+
+def test_numbers_given_for_a_name_whose_formula_has_no_given_inputs_are_its_own():
+    """"Q = X·W_Q" in general, then "Q = [[1, 0], ...]" in a small example with no X or W_Q: the numbers are the
+    example's own Q (it was "a weight without a head index", unchecked), and Q K^T is computed from them."""
+    doc = ("One head has W_Q, W_K ∈ ℝ^{d_model×dₖ}.\n\n  Q = X·W_Q ∈ ℝ^{n×dₖ}\n  K = X·W_K ∈ ℝ^{n×dₖ}\n\n"
+           "With d_model = 64 and dₖ = 16 the product W_Q·W_Kᵀ is 64×64.\n\nA small example (n = 3, dₖ = 2):\n\n"
+           "  Q = [[1, 0], [0, 1], [1, 1]]\n  K = [[1, 2], [0, 1], [2, 1]]\n\nThe scores are\n\n"
+           "  QKᵀ = [[1, 0, 2], [2, 1, 1], [3, 1, 3]]\n")
+    got = [(f.line, f.status) for f in check_text(doc, name="note.txt", isolate=False).findings if f.line >= 10]
+    assert got == [(10, "given"), (11, "given"), (15, "correct")]
+    wrong = doc.replace("[3, 1, 3]]", "[3, 1, 2]]")
+    assert (15, "wrong") in [(f.line, f.status) for f in check_text(wrong, name="note.txt", isolate=False).findings]
+
+
 def test_thousands_separators_are_one_number():
     assert paragraph_sizes("A 32,768-token context, or 4{,}096 tokens.") == {("n", 32768), ("n", 4096)}
 

@@ -81,10 +81,17 @@ def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
         return "unchecked", f"{stage[1]}: {true} FLOPs, which depends on sizes the document does not fix", None, ""
     names = sizes(doc)
     names.setdefault("n_kv", int(doc.model().n_kv)) if as_int(doc.model().n_kv) is not None else None
-    bad = _terms_verdict(doc, _chain_terms(s, m.start(), names), int(true), f"{stage[1]} (FLOPs)")
+    stated = int(m.group(1).replace(",", ""))
+    terms = _chain_terms(s, m.start(), names)
+    own = [t for t in terms if re.search(r"[A-Za-z]", t)]  # the document's formula in its sizes (2 n^2 d_model)
+    if own and stated != int(true) and all(_terms_verdict(doc, [t], stated, "") is None for t in terms):
+        # its own count, computed right in its sizes, of what its words call the stage: which quantity that is (one
+        # head or all of them, FLOPs or multiply-adds) is the document's to say, and its formula says it
+        return ("correct", f"{' = '.join(terms)} = {stated} in the document's sizes (its own formula; {stage[1]} "
+                f"would be {true} FLOPs: another count of the same stage)", None, "computed")
+    bad = _terms_verdict(doc, terms, int(true), f"{stage[1]} (FLOPs)")
     if bad is not None:
         return bad
-    stated = int(m.group(1).replace(",", ""))
     counted = f"{stage[1]}: {true} FLOPs (a multiply and an add per term; counted from the model's steps)"
     if stated == int(true):
         return "correct", counted, None, "computed"

@@ -8,12 +8,14 @@ import re
 from typing import Any
 
 from sympy import (
+    Dummy,
     Expr,
     ImmutableMatrix,
     MatrixBase,
     MatrixExpr,
     MatrixSymbol,
     Number,
+    Rational,
     Symbol,
     Transpose,
     log,
@@ -299,8 +301,61 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
 
 
 # ----- values -----------------------------------------------------------------------------------------
-def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
-    """The exact value of a matrix expression from the document's givens (symbols left where missing)."""
+def _given_balls_meet(doc: DocumentModel, e: Any, stated: ImmutableMatrix, places: int | None) -> bool:
+    """Can ``e`` equal ``stated`` once every decimal the document gave its inputs and steps with (``A`` to four
+    places) stands for the interval it rounds?  What is computed from rounded givens is carried as a ball
+    (:mod:`.balls`): each such entry ``x`` becomes ``x + r eps`` with its own ``eps`` in [-1, 1]."""
+    import flint
+
+    from ..rank.certify import to_arb, working_precision
+    from .balls import _PREC, MAX_OPERATIONS, _size, half_unit
+
+    env: dict[Any, Any] = {}
+
+    def widened(M: Any) -> Any:
+        if not isinstance(M, MatrixBase):
+            return [widened(x) for x in M] if isinstance(M, list) else M
+        entries = []
+        for x in M:
+            r = _rounding(x)
+            if r:
+                eps = Dummy("eps")
+                env[eps] = flint.arb(0, 1)
+                x = x + r * eps
+            entries.append(x)
+        return ImmutableMatrix(M.rows, M.cols, entries)
+
+    try:
+        from sympy import preorder_traversal
+
+        written = {x for x in preorder_traversal(e) if isinstance(x, MatrixBase)}  # a name the document defined
+        V = _value(doc, e.xreplace({x: widened(x) for x in written}) if written else e, widened)  # by its numbers
+        if not env or V.shape != stated.shape or sum(_size(x) for x in V) > MAX_OPERATIONS or \
+                any(not (x.free_symbols <= set(env)) for x in V):
+            return False
+        with working_precision(_PREC):
+            half = flint.arb(0, float(half_unit(places))) if places else flint.arb(0)
+            return all((to_arb(x, env) + half).overlaps(flint.arb(str(Rational(y).p)) / Rational(y).q)
+                       for x, y in zip(V, stated, strict=True))
+    except (MHASymbolicError, ValueError, TypeError, ZeroDivisionError, AttributeError, RecursionError):
+        return False
+
+
+def _rounding(x: Any) -> Rational:
+    """Half a unit in the last place of a number given as a decimal of three or more places (``0.3333``), else 0."""
+    from .balls import MIN_PLACES, half_unit
+
+    if not isinstance(x, Rational) or x.is_Integer:
+        return Rational(0)
+    for k in range(1, 19):
+        if 10 ** k % x.q == 0:
+            return half_unit(k) if k >= MIN_PLACES else Rational(0)
+    return Rational(0)
+
+
+def _value(doc: DocumentModel, e: Any, widen: Any = None) -> ImmutableMatrix:
+    """The exact value of a matrix expression from the document's givens (symbols left where missing); ``widen``,
+    if given, maps each given (inputs and steps) before the model evaluates them (:func:`_given_balls_meet`)."""
     from ..formulas import MultiHead
 
     if not e.atoms(MatrixSymbol) and not e.atoms(MultiHead):  # numbers only (softmax of a given row): no model
@@ -322,6 +377,8 @@ def _value(doc: DocumentModel, e: Any) -> ImmutableMatrix:
         if getattr(h, "is_Integer", False) and 0 < int(h) <= 256:  # (more heads than any model: left unexpanded)
             e = e.xreplace({c: Concat(*(c.head(k) for k in range(1, int(h) + 1)))})
     givens, steps = doc.inputs_and_steps()
+    if widen is not None:
+        givens, steps = {k: widen(v) for k, v in givens.items()}, {k: widen(v) for k, v in steps.items()}
     if not {str(a) for a in e.atoms(MatrixSymbol)} & {"W_O", "Output"}:
         givens.pop("W_O", None)  # a W_O that cannot multiply the heads does not spoil a head's values
         steps.pop("Output", None)
@@ -583,6 +640,14 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 s = whole
             elif _loose_weight(s):  # X W^Q with W^Q no matrix of the model: read as a number, it would commute
                 product = _full_product(doc, tex[i])
+                bare = re.sub(r"[{}\s]", "", tex[i])
+                if product is None and i == 0 and len(sides) == 2 and re.fullmatch(r"[QKV](?:_\w+)?", bare):
+                    # Q = [numbers] where the document's formula for Q (X W_Q) has inputs it never gives: its own
+                    doc.definitions[bare], doc.bound_in[bare], doc.bound_line[bare] = stated, doc.paragraph, doc.line
+                    doc.formulas.pop(bare, None)  # value of Q in this example, which later lines compute with
+                    verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's own "
+                                     "value (the weights of its formula are never given)", None, ""))
+                    continue
                 if product is None:
                     _assume_head_blocks(doc, tex[i], stated)
                     verdicts.append(("unchecked", f"{tex[i]}: a weight without a head index that the document has not "
@@ -684,6 +749,9 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
             if not ok and not s.atoms(MatrixSymbol) and _balls_meet(s, tex[i], sides[k], tex[k]):
                 # softmax(3.5355, 1.4142) of scores rounded to 4 places: every rounding is carried (arb balls)
                 ok, masked = True, " (its decimals read as the intervals they round, as balls)"
+            if not ok and _given_balls_meet(doc, s, stated, places):
+                # A V with A given to 4 places: the roundings of the givens carried (arb balls)
+                ok, masked = True, " (from givens rounded as written, carried as balls)"
             if not ok and op != "ne" and doc.causal_text and not doc.causal:
                 causal = _causal_value(doc, s, stated, V)  # the document speaks of the causal mask: is its example one?
                 if causal is not None:

@@ -103,12 +103,15 @@ def python(command: str) -> str:
     'A = np.exp(S) / np.sum(np.exp(S), axis=1, keepdims=True)'
     >>> python("K = X*W_k'")
     'K = X @ W_k.T'
+    >>> python("Q1 = Q(:,1:2)"), python("r = A(2,:)")
+    ('Q1 = Q[:, 0:2]', 'r = A[1:2, :]')
     """
     text = command.split("%")[0].strip()
     anonymous = re.fullmatch(r"([A-Za-z]\w*)\s*=\s*@\(\s*([\w\s,]*)\)\s*(.+)", text)
     if anonymous:  # f = @(S) expr: a function of the document's own, traced per call
         return f"def {anonymous.group(1)}({anonymous.group(2)}):\n    return {python(anonymous.group(3))}"
     text = re.sub(r"\[([^\[\]]*)\]", lambda m: _literal(m.group(1)) if m.group(1).strip() else "[]", text)
+    text = re.sub(r"(?<![\w.])([A-Za-z]\w*)\(\s*(" + _INDEX + r")\s*,\s*(" + _INDEX + r")\s*\)", _indexed, text)
     text = re.sub(r"(?<=[\w)\]])'", ".T", text)
     text = text.replace(".*", "*").replace("./", "/").replace(".^", "**").replace("^", "**")
     text = re.sub(r"(?<![*])\*(?![*])", " @ ", text)
@@ -119,6 +122,24 @@ def python(command: str) -> str:
     text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*,\s*(\w+)\s*\)", r"np.\1((\2, \3))", text)
     text = re.sub(r"(?<![\w.])(" + "|".join(_FUNCTIONS) + r")\(", lambda m: _FUNCTIONS[m.group(1)] + "(", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+#: a 1-based index of one axis: ``:``, ``k``, ``a:b``
+_INDEX = r":|\d+(?:\s*:\s*\d+)?"
+
+
+def _indexed(m: re.Match[str]) -> str:
+    """``Q(:,1:2)``, ``A(2,:)``: Octave's 1-based indexing of rows and columns as Python's slices (a single index
+    keeps its axis, as Octave's does: ``Q(:,1)`` is a column); a function's call is left as it is."""
+    if m.group(1) in _FUNCTIONS or m.group(1) in ("sum", "max", "min", "mean", "size", "ones", "zeros"):
+        return m.group(0)
+
+    def axis(index: str) -> str:
+        if index == ":":
+            return ":"
+        first, _, last = (x.strip() for x in index.partition(":"))
+        return f"{int(first) - 1}:{last or first}"
+    return f"{m.group(1)}[{axis(m.group(2))}, {axis(m.group(3))}]"
 
 
 def _reductions(text: str) -> str:

@@ -8,6 +8,7 @@ outputs bind or compare values like ``NAME = [...]`` would; prose settings bind 
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from typing import Any
@@ -357,8 +358,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             sized = re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", c.text))  # a size in it, not 1024 > 2048
             relation = set(c.ops) <= {"lt", "le", "gt", "ge"} or set(c.ops) <= {"eq", "ne"} and not any(
                 re.fullmatch(r"\s*[\d.]+\s*", x) for x in c.sides)  # "when $N = d_k$": two sizes, no number
-            if c.ops and relation and sized and re.search(
-                    _CONDITION_BEFORE + re.escape(p.text.strip()) + r"\s*\$", p.sentence or "", re.I):
+            if c.ops and relation and sized and _regime(p):
                 emit(p.line + c.row, c.text, "given", "a condition (when it holds), not a claim that it does",
                      kind="setting")  # "the quadratic term overtakes the linear one when $n > 2d$"
                 continue
@@ -390,6 +390,12 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             if c.ops and c.ops[0] == "eq" and subject:
                 doc.last_subject = c.sides[0].strip()
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
+            cases = sorted({int(v) for name, v in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", p.clause or "")
+                            if name.replace(" ", "") == c.sides[0].replace(" ", "")})  # as written: L is not n
+            if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and len(cases) > 1:
+                emit(p.line + c.row, c.text, "given", f"one of the values the sentence gives {size} "
+                     f"({', '.join(map(str, cases))}): cases it compares, not a setting", kind="setting")
+                continue  # "going from $n = 512$ to $n = 8192$", "for $h = 1$ and $h = 8$"
             if size is not None and here is doc and c.sides[-1].strip().isdigit() and \
                     scopes.model_sizes(doc).get(size) == int(c.sides[-1]):
                 was, derived = doc.bound_line.get(size), size not in doc.dims
@@ -417,14 +423,20 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         " in another example (the earlier sizes and values, bound in another paragraph, no longer "
                         "apply)"), kind="setting")
                 continue
-            if size is not None and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
-                    _arithmetic_holds(doc, c.sides[1:]) and doc.new_example(size, int(c.sides[-1]), len(c.sides) > 2):
-                # d_k = 512/16 = 32 in a paragraph of its own, after d_k = 64 elsewhere: another configuration
-                emit(p.line + c.row, c.text, "given" if len(c.sides) == 2 else "correct",
-                     f"another example: sets {size} = {c.sides[-1].strip()} (the earlier sizes and values, bound in "
-                     "another paragraph, no longer apply)", kind="setting", basis="" if len(c.sides) == 2 else
-                     "computed")
-                doc.bind_dim(size, int(c.sides[-1]))
+            lead = [str(x) for x in itertools.takewhile(lambda x: x is not None, map(dim_name, c.sides[:-1]))] \
+                if size else []  # d_k = d_v = 768/12 = 64: the sizes the chain sets
+            if lead and re.fullmatch(r"\s*\d+\s*", c.sides[-1]) and here is doc and \
+                    _arithmetic_holds(doc, c.sides[len(lead):]) and \
+                    any([doc.new_example(name, int(c.sides[-1]), len(c.sides) > len(lead) + 1) for name in lead]):
+                # d_k = 512/16 = 32 (or d_k = d_v = 768/12 = 64) in a paragraph of its own, after d_k = 64 elsewhere:
+                # another configuration
+                computed = len(c.sides) > len(lead) + 1
+                emit(p.line + c.row, c.text, "correct" if computed else "given",
+                     f"another example: sets {', '.join(lead)} = {c.sides[-1].strip()} (the earlier sizes and values, "
+                     "bound in another paragraph, no longer apply)", kind="setting",
+                     basis="computed" if computed else "")
+                for name in lead:
+                    doc.bind_dim(name, int(c.sides[-1]))
                 continue
             before = scopes.with_sizes(here, {}) if len(set(c.side_rows)) > 1 else None
             got = judge_indexed(here, list(c.sides), list(c.ops), c.text) or \
@@ -762,7 +774,6 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 #: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
 _CONDITIONAL = re.compile(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", re.I)
-_CONDITION_BEFORE = r"\b(?:when|whenever|if|once|unless|until|provided(?:\s+that)?|as\s+long\s+as)\s+\$\s*"
 #: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
 #: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
 _BOLD_HEAD = re.compile(r"\s*(?:\*\*|__)(?:(?:Q|Question\s*)?\d+[.):]\s*[^\n]*|[^\n]*[?:])(?:\*\*|__)\s*", re.I)
@@ -850,9 +861,9 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         or any(k in doc.constrained for k in sizes)
     if not sizes or not local:
         return doc, {}
-    for name, value in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", clause):  # every size this example sets
-        if dim_name(name) in _LOCAL_SIZES:
-            sizes.setdefault(dim_name(name) or "", int(value))
+    for name, value in _size_bindings(clause):  # every size this example sets
+        if name in _LOCAL_SIZES:
+            sizes.setdefault(name, value)
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
                    values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else
                    _resplit(doc, sizes["h"]),
@@ -864,11 +875,27 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     return copy, sizes
 
 
+def _size_bindings(text: str) -> list[tuple[str, int]]:
+    """Each ``$size = number$`` of a sentence, as (the size's name, the number), in order."""
+    found = [(dim_name(name), int(value)) for name, value in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", text)]
+    return [(name, value) for name, value in found if name is not None]
+
+
 def _sizes_only(c: Any) -> bool:
     """Every side of the chain is a size or arithmetic of sizes (``d_k = n``, ``d_k \\ge 2 n``), none a value."""
-    names = [x for side in c.sides for x in re.findall(r"\\?[A-Za-z]+(?:_\{[^{}]*\}|_\w+)?", side)]
+    sides = [re.sub(r"\\(?:text|mathrm|operatorname)\{(\w+)\}", r"\1", side) for side in c.sides]  # d_{\text{model}}
+    names = [x for side in sides for x in re.findall(r"\\?[A-Za-z]+(?:_\{[^{}]*\}|_\w+)?", side)]
     return bool(names) and all(dim_name(x) is not None or x in ("\\min", "\\max", "\\cdot", "\\times")
-                               for x in names) and not any(re.search(r"[(\[,]", s) for s in c.sides)
+                               for x in names) and not any(re.search(r"[(\[,]", s) for s in sides)
+
+
+def _regime(p: Any) -> bool:
+    """Whether the words right before the piece open a range of sizes (:func:`.prose.regime`): "when $n > 2d$"."""
+    from .prose import regime
+
+    clause = p.clause or p.sentence or ""
+    at = clause.find("$" + p.text.strip())
+    return at >= 0 and regime(clause[:at])
 
 
 def _chosen(p: Any) -> bool:

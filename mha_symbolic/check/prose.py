@@ -662,6 +662,16 @@ def chosen(before: str, after: str) -> bool:
     return holds(clause, ("CHOICE_WORD",)) or bool(_terminal_patterns()["REQUIREMENT_WORD"].match(after))
 
 
+def regime(before: str) -> bool:
+    """Do the words right before a relation of sizes open a range of them ("when", "for", "a partir de"): a regime
+    the sentence speaks of, not a claim that the example satisfies it (the ``regime`` form of the grammar)?
+
+    >>> regime("the quadratic term overtakes the linear one when "), regime("A partir de "), regime("Here ")
+    (True, True, False)
+    """
+    return bool(_terminal_patterns()["REGIME_WORD"].search(before))
+
+
 def counterfactual(clause: str) -> bool:
     """Does the clause speak counterfactually ("would", "had we")? What it binds holds in that clause only."""
     return holds(_plain(clause), ("COUNTERFACTUAL_WORD",))

@@ -9,6 +9,7 @@ from typing import Any
 
 from .judge import judge
 from .model import VARIANT_NAMES, DocumentModel, dim_name
+from .shapes import shape_product
 
 __all__ = ["prose_statement"]
 
@@ -60,9 +61,24 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
                           r"\mathbb{R}^{%s \times %s}" % (plain.group(2), plain.group(3))], ["in"], p.text)
         if got is not None and got[1][0] != "unchecked":
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+    if stated and re.search(r"=|\\in\b", stated.group(1)):  # "$O_i = A_i V_i$ is ...", "$W_O \in \mathbb{R}^{..}$ is"
+        sides = re.split(r"=|\\in\b", stated.group(1))
+        subject = sides[0] if "\\in" in stated.group(1) else sides[-1]  # the matrix the shape is of
+    else:
+        subject = stated.group(1) if stated else ""
+    product = re.match(r"\$[^$]+\$\s+\w+(?:\s+shape)?\s+\$([^$]+)\$", p.text[stated.start():]) if stated else None
+    factors = shape_product(product.group(1).split("=")[0]) if product else None  # (4 x 2)(2 x 4) = 4 x 4: its factors
+    if stated and factors and len(factors) > 1:  # "$A_i V_i$ is $(n \times n)(n \times d_v)$": a product of shapes
+        from .shapes import judge_shape_product
+
+        inner = judge_shape_product(doc, [factors], [product.group(1).split("=")[0]], [])  # type: ignore[union-attr]
+        got = ("shape", inner) if inner[0] != "correct" else judge(
+            doc, [subject, r"\mathbb{R}^{%s \times %s}" % (factors[0][0], factors[-1][1])], ["in"], p.text)
+        stated = None
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     if stated:  # "Since $W_O$ is $4 \times 12$": a shape stated in words
-        got = judge(doc, [stated.group(1), r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"],
-                    p.text)
+        got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"], p.text)
         if got is not None:
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     said = settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text))  # inline math and code are judged apart

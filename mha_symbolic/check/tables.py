@@ -134,6 +134,81 @@ def _totals(rows: list[Any], emit: Any) -> None:
             parts = []
 
 
+def _relations(rows: list[Any], emit: Any) -> bool:
+    """Columns a table computes from two others (``total = weights + biases``, ``ratio = core / projections``,
+    ``params = d_model x 4``), learned from the table itself: a relation ``c = a op b`` (op one of + - x /; the
+    column ``c`` right of ``a`` and ``b``, as a table writes what it computes after what it computes it from) that holds
+    in every row, at the precision its cells are written, makes each row ``correct``; one that holds in every row but
+    one, and in two rows at least, while no other relation holds for that column in every row, makes that row
+    ``wrong``.  Only cells of one number are read (``524,288 (512 KiB)`` as its first), rows labelled total are left
+    to :func:`_totals`, a column of ones or with a zero takes part in nothing, and a relation of small numbers only
+    (all below 100: the entries of a matrix, where a sum may hold by chance) is none.  True when a relation was
+    found."""
+    cells = [[c.strip() for c in p.text.split(" | ")] for p in rows]
+    width = len(cells[0]) if cells else 0
+    if len(rows) < 3 or any(len(r) != width for r in cells):
+        return False
+    labelled = [bool(_TOTAL.search(re.sub(r"[*_`$]", "", r[0]))) for r in cells]
+    read = [[_amount(re.sub(r"\s*\([^()]*\)\s*$", "", c)) for c in r] for r in cells]
+    spans: dict[int, list[tuple[Fraction, Fraction]]] = {}
+    for j in range(width):
+        column = [read[k][j] for k in range(len(rows)) if not labelled[k]]
+        if all(v is not None and v[0] != 0 for v in column) and {v[0] for v in column if v} != {1}:
+            spans[j] = [(v[0] - Fraction(1, 2 * 10 ** v[1]), v[0] + Fraction(1, 2 * 10 ** v[1])) if v[1] else
+                        (v[0], v[0]) for v in column if v is not None]
+    kept = [k for k in range(len(rows)) if not labelled[k]]
+    verdicts: dict[int, tuple[str, str]] = {}
+    for c in spans:
+        holding: list[str] = []
+        failing: list[tuple[str, int, Fraction, Fraction]] = []
+        for a in spans:
+            for b in spans:
+                if len({a, b, c}) < 3 or c < max(a, b) or max(hi for j in (a, b, c) for _, hi in spans[j]) < 100:
+                    continue  # a computed column stands right of what it is computed from
+                for op in "+-*/":
+                    if op in "+*" and a > b:
+                        continue
+                    got = [_apply(op, spans[a][k], spans[b][k]) for k in range(len(kept))]
+                    fits = [lo <= spans[c][k][1] and spans[c][k][0] <= hi for k, (lo, hi) in enumerate(got)]
+                    name = f"{_header(rows, c)} = {_header(rows, a)} {op.replace('*', 'x')} {_header(rows, b)}"
+                    if all(fits):
+                        holding.append(name)
+                    elif fits.count(False) == 1 and fits.count(True) >= 2:
+                        k = fits.index(False)
+                        failing.append((name, k, *got[k]))
+        for k in range(len(kept)):
+            if holding:
+                verdicts.setdefault(kept[k], ("correct", f"{holding[0]}, as in every row of the table"))
+        if not holding:
+            for name, k, lo, hi in failing:
+                value = lo if lo == hi else (lo + hi) / 2
+                verdicts[kept[k]] = ("wrong", f"{name} in every other row of the table; here it gives "
+                                              f"{_shown_number(value)}, not {cells[kept[k]][c]}")
+    for k, (status, message) in sorted(verdicts.items()):
+        emit(rows[k], status, message, None, "number", "computed")
+    return bool(verdicts)
+
+
+def _apply(op: str, x: tuple[Fraction, Fraction], y: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
+    """``x op y`` for two intervals of positive numbers."""
+    if op == "+":
+        return x[0] + y[0], x[1] + y[1]
+    if op == "-":
+        return x[0] - y[1], x[1] - y[0]
+    if op == "*":
+        return x[0] * y[0], x[1] * y[1]
+    return x[0] / y[1], x[1] / y[0]
+
+
+def _header(rows: list[Any], j: int) -> str:
+    cols = rows[0].columns
+    return re.sub(r"[*`$\\{}]", "", cols[j]).strip() if j < len(cols) and cols[j].strip() else f"column {j + 1}"
+
+
+def _shown_number(x: Fraction) -> str:
+    return f"{int(x):,}" if x.denominator == 1 else f"{float(x):.6g}"
+
+
 def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     """Bind or compare the matrices a table holds; one finding per row."""
     cols = [c.strip() for c in rows[0].columns]
@@ -149,6 +224,8 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     if _sizes_table(doc, rows, emit):
         return
     if _shapes_table(doc, rows, emit):
+        return
+    if _relations(rows, emit):  # a column computed from two others, as the other rows compute it
         return
     numbers = [_numbers(p) for p in rows]
     if any(n is None for n in numbers) or len({len(n or []) for n in numbers}) != 1:

@@ -666,9 +666,11 @@ class Tracer:
         if last in ("cat", "concatenate", "concat", "hstack", "vstack", "stack") and args:
             parts = self.expr(args[0], env)
             axis_node = kw.get("dim", kw.get("axis", args[1] if len(args) > 1 else None))
-            default = {"hstack": 1, "vstack": 0}.get(last, 0)
+            parts = list(parts) if isinstance(parts, (list, tuple)) else []
+            flat = bool(parts) and isinstance(parts[0], Tensor) and len(parts[0].shape) == 1  # hstack of vectors
+            default = Integer(1 if last == "hstack" and not flat else 0)  # np.hstack: columns; of vectors, axis 0
             axis = default if axis_node is None else self.expr(axis_node, env)
-            return _concat(list(parts) if isinstance(parts, (list, tuple)) else [], axis, last == "stack", torch)
+            return _concat(parts, axis, last == "stack", torch)
         if last in ("transpose", "swapaxes") and args:
             x = self.expr(args[0], env)
             if isinstance(x, Tensor) and len(args) == 3:
