@@ -592,9 +592,26 @@ def test_a_product_of_a_matrix_given_rounded_is_judged_at_the_precision_of_its_g
     doc = ("Tokens are rows; $n = 3$.\n\n$$V = \\begin{bmatrix} 1 & 0 \\\\ 0 & 2 \\\\ 1 & 1 \\end{bmatrix}$$\n\n"
            "$$A = \\begin{bmatrix} 0.3333 & 0.3333 & 0.3333 \\\\ 0.1863 & 0.3072 & 0.5065 \\\\ "
            "0.4498 & 0.1004 & 0.4498 \\end{bmatrix}$$\n\n"
-           "$$AV \\approx \\begin{bmatrix} 0.6667 & 1.0000 \\\\ 0.6928 & 1.1209 \\\\ 0.8996 & 0.6506 \\end{bmatrix}$$\n")
+           "$$AV \\approx \\begin{bmatrix} 0.6667 & 1.0000 \\\\ 0.6928 & 1.1209 \\\\ 0.8996 & 0.6506 "
+           "\\end{bmatrix}$$\n")
     assert statuses(doc, 7) == ["correct"]
     assert statuses(doc.replace("0.6928 & 1.1209", "0.6928 & 1.1309"), 7) == ["wrong"]
+
+
+def test_formulas_inside_a_plain_sentence_are_read():
+    """Plain text: "so det(QKᵀ) = 0 and rank(QKᵀ) = 2" inside a sentence (only whole formula lines were read), on
+    the document's own Q and K; a size alone in a sentence stays the grammar's, and nothing a sentence's formula
+    says binds or defines anything."""
+    doc = ("A small example (n = 3, dₖ = 2):\n\n  Q = [[1, 0], [0, 1], [1, 1]]\n  K = [[1, 2], [0, 1], [2, 1]]\n\n"
+           "Its third row is the sum of the first two ([3, 1, 3] = [1, 0, 2] + [2, 1, 1]), so det(QKᵀ) = 0 and "
+           "rank(QKᵀ) = 2, as the bound rank(QKᵀ) ≤ min(3, 2) = 2 predicts.\n")
+    got = [f for f in check_text(doc, name="n.txt", isolate=False).findings if f.line == 6]
+    assert sorted(f.status for f in got) == ["correct"] * 4
+    for wrong in ("det(QKᵀ) = 1", "rank(QKᵀ) = 1", "[3, 1, 3] = [1, 0, 2] + [2, 1, 2]"):
+        text = doc.replace({"det(QKᵀ) = 1": "det(QKᵀ) = 0", "rank(QKᵀ) = 1": "rank(QKᵀ) = 2"}.get(wrong, "[3, 1, 3] = "
+                                                                                            "[1, 0, 2] + [2, 1, 1]"),
+                           wrong)
+        assert "wrong" in [f.status for f in check_text(text, name="n.txt", isolate=False).findings if f.line == 6]
 
 
 def test_a_softmax_table_with_a_query_per_row():

@@ -120,3 +120,17 @@ def test_heads_sliced_by_columns_and_concatenated_side_by_side() -> None:
                                                                          (9, "correct")]
     edited = session.replace("3   4   1   4", "3   4   1   2")
     assert [(f.line, f.status) for f in transcript(Tracer(), edited)][1] == (8, "wrong")
+
+
+def test_shapes_said_in_prose_of_the_code_that_follows() -> None:
+    """"`Q1` and `K1` are 3×2, so `K1'` is 2×3" before the block that defines them: judged once that code is traced
+    (Octave here; Python names the same way), ``'`` transposing."""
+    doc = ("`Q1` and `K1` are 3×2, so `K1'` is 2×3.\n\n```\n>> Q = [1 2 3 4; 0 1 0 1; 1 1 1 1];\n"
+           ">> Q1 = Q(:,1:2); K1 = Q(:,3:4);\n```\n")
+    got = [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.kind == "shape"]
+    assert got == [(1, "correct"), (1, "correct")]
+    wrong = [(f.line, f.status) for f in check_text(doc.replace("is 2×3", "is 3×2"), isolate=False).findings
+             if f.kind == "shape"]
+    assert wrong == [(1, "correct"), (1, "wrong")]
+    unknown = doc.replace("`Q1` and `K1`", "`Q7` and `K1`")  # a name the code never defines: nothing said
+    assert [f for f in check_text(unknown, isolate=False).findings if f.kind == "shape"][1:] == []

@@ -127,7 +127,8 @@ def test_a_new_example_keeps_the_sizes_its_own_paragraph_set_before_it():
 def test_a_relation_of_sizes_with_no_number_is_not_judged_against_the_example():
     """"A partir de $n > 2 d_{model}$, ..." (from n > 2 d_model on): a regime, not a claim that this example's n
     exceeds 2 d_model; the same relation with numbers is judged."""
-    doc = "Sea $n = 2048$ y $d_{\\text{model}} = 1024$.\nA partir de $n > 2 d_{\\text{model}}$, domina el término cuadrático.\n"
+    doc = ("Sea $n = 2048$ y $d_{\\text{model}} = 1024$.\n"
+           "A partir de $n > 2 d_{\\text{model}}$, domina el término cuadrático.\n")
     assert flags(doc) == [] and statuses(doc, 2) == ["given"]
     assert flags(doc.replace("$n > 2 d_{\\text{model}}$", "$n = 2048 > 2 d_{\\text{model}}$")) == [(2, "wrong")]
 
@@ -153,6 +154,39 @@ def test_numbers_given_for_a_name_whose_formula_has_no_given_inputs_are_its_own(
     assert got == [(10, "given"), (11, "given"), (15, "correct")]
     wrong = doc.replace("[3, 1, 3]]", "[3, 1, 2]]")
     assert (15, "wrong") in [(f.line, f.status) for f in check_text(wrong, name="note.txt", isolate=False).findings]
+
+
+def test_the_letter_h_of_heads_does_not_make_a_capital_h_the_head_count():
+    """"$h = 12$ heads" made every standalone H an h (the pattern ignored case): an encoder output H became h."""
+    from mha_symbolic.check.pipeline import _head_count_letter
+
+    assert _head_count_letter("with $h = 12$ heads and $K = H W_K$") == "with $h = 12$ heads and $K = H W_K$"
+    assert _head_count_letter("with $H = 12$ heads and $d_k = d / H$") == "with $h = 12$ heads and $d_k = d / h$"
+
+
+def test_a_cross_attention_section_names_its_inputs_in_its_own_letters():
+    """Queries from Y and keys from H in one section, while another section uses X: the section's letters are read
+    as the model's roles there (the whole document's X made the renaming refuse, and Y's shape was wrong)."""
+    doc = ("## Self-attention\n\nWith $X \\in \\mathbb{R}^{n \\times 768}$ the scores are $X W X^\\top$.\n\n"
+           "## Cross-attention\n\nTake $n_q = 12$, $n_{kv} = 30$, $d_{model} = 384$ and $h = 6$. With decoder states "
+           "$Y \\in \\mathbb{R}^{12 \\times 384}$ and encoder output $H \\in \\mathbb{R}^{30 \\times 384}$:\n\n"
+           "- $Q_i = Y W_Q^{(i)} \\in \\mathbb{R}^{12 \\times 64}$,\n"
+           "- $K_i = H W_K^{(i)} \\in \\mathbb{R}^{30 \\times 64}$,\n"
+           "- $S_i = Q_i K_i^\\top / \\sqrt{64} = Q_i K_i^\\top / 8 \\in \\mathbb{R}^{12 \\times 30}$,\n"
+           "- $A_i = \\mathrm{softmax}(S_i) \\in \\mathbb{R}^{12 \\times 30}$.\n")
+    assert flags(doc) == []
+    shape = "K_i = H W_K^{(i)} \\in \\mathbb{R}^{"
+    assert (10, "wrong") in flags(doc.replace(shape + "30", shape + "12"))
+
+
+def test_a_rank_of_a_matrix_written_rounded_is_the_rank_of_what_it_stands_for():
+    """A Jacobian written to four places is singular up to rounding: its exact rank 3 is the rounding's, and
+    "rank(J) = 2" is not decided by it (it was wrong); a rank below what every matrix it stands for has is wrong."""
+    doc = ("$$J = \\begin{pmatrix} 0.2140 & -0.1750 & -0.0390 \\\\ -0.1750 & 0.1893 & -0.0144 \\\\ "
+           "-0.0390 & -0.0144 & 0.0534 \\end{pmatrix}$$\n\nIts rows sum to zero up to rounding, and "
+           "$\\mathrm{rank}(J) = 2$.\n")
+    assert flags(doc) == [] and statuses(doc, 3) == ["unchecked"]
+    assert flags(doc.replace("\\mathrm{rank}(J) = 2", "\\mathrm{rank}(J) = 1")) == [(3, "wrong")]
 
 
 def test_thousands_separators_are_one_number():

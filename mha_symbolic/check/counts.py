@@ -146,7 +146,7 @@ def _terms_verdict(doc: DocumentModel, terms: list[str], true: Any, what: str) -
     """Each term of a chain that reads as arithmetic in the document's sizes, against the engine's value."""
     names = sizes(doc)
     for term in terms:
-        if not re.search(r"[-+*/ ]", term.strip()) and not re.fullmatch(r"\d+", term.strip()):
+        if not re.search(r"[-+*/ ]", term.strip()) and not (term.strip().isascii() and term.strip().isdigit()):
             continue  # a lone size (d_k) is a name before "=", not the whole count
         try:
             value = arithmetic_value(term, names)

@@ -133,9 +133,12 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
             on_values = _on_values(doc, sides[k], sides[k + 1])
             if on_values is True:
                 continue
-            renamed = _scaled_scores_named(doc, tex, b) if len(sides) == 2 and k == 0 else None
-            if renamed is not None:
+            renamed = _scaled_scores_named(doc, tex, b) if k == 0 else None
+            if renamed is not None and len(sides) == 2:
                 return "correct", renamed, None, "proven"
+            if renamed is not None:  # S_i = Q_i K_i^T / \sqrt{64} = Q_i K_i^T / 8: the rest of the chain is compared
+                note += f" ({renamed})"
+                continue
             return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}"
                     + (" (and differs on the document's values)" if on_values is False else ""), _show(a), "proven")
     if re.fullmatch(_S_NAME, tex[0]) and "S" not in doc.renames:

@@ -177,7 +177,7 @@ def numeric_matrix(tex: str) -> ImmutableMatrix | None:
     m = re.fullmatch(r"\s*\\begin\{([pbvBV]?matrix)\}(.*)\\end\{\1\}\s*", tex, re.S)
     if not m:
         return None
-    rows = [r for r in re.split(r"\\\\", m.group(2)) if r.strip()]
+    rows = [r for r in m.group(2).split("\\\\") if r.strip()]
     entries = []
     for r in rows:
         row = []
@@ -197,7 +197,7 @@ def _head_blocks(m: re.Match[str]) -> str:
     r"""``\begin{bmatrix} H_1 \\ \vdots \\ H_h \end{bmatrix}`` as the heads stacked, ``H_1 & \cdots & H_h`` as the
     heads side by side (a block matrix of more than one block row and column is left as it is)."""
     body = m.group(2)
-    rows, cols = re.split(r"\\\\", body), re.split(r"&", body)
+    rows, cols = body.split("\\\\"), body.split("&")
     if len(rows) > 1 and len(cols) > 1:
         return m.group(0)
     cells = [re.sub(r"\\[vcl]?dots", r"\\dots", c.strip()) for c in (rows if len(rows) > 1 else cols) if c.strip()]
@@ -604,7 +604,7 @@ class DocumentModel:
         """A name the document defined by a formula of matrices (``S = K^T Q``), as the reader meets it: so that it
         is a matrix inside a function too (``\\mathrm{softmax}(S / \\sqrt{2})``); a name it declared a shape for,
         as a matrix of that shape; None for any other name."""
-        name = re.sub(r"[{}]", "", key)
+        name = key.replace("{", "").replace("}", "")
         if name not in self.definitions and name in self.declared:
             return MatrixSymbol(name, *self.declared[name])
         if name not in self.formulas or not getattr(self.definitions.get(name), "is_Matrix", False):

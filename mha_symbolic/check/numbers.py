@@ -76,7 +76,8 @@ def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:
         if name not in d and size is not None and name == "d_k":
             d[name] = size
     out = {}
-    for s in getattr(e, "free_symbols", set()):
+    symbols = set(getattr(e, "free_symbols", set())) | (e.atoms(Symbol) if hasattr(e, "atoms") else set())
+    for s in symbols:  # the sizes in a matrix's shape too (W_Q^i of d_model x d_k, with d_k = 64)
         if isinstance(s, Symbol):
             spelled = dim_name(s.name)
             if spelled is not None and spelled in d:
@@ -640,7 +641,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 s = whole
             elif _loose_weight(s):  # X W^Q with W^Q no matrix of the model: read as a number, it would commute
                 product = _full_product(doc, tex[i])
-                bare = re.sub(r"[{}\s]", "", tex[i])
+                bare = "".join(tex[i].replace("{", "").replace("}", "").split())
                 if product is None and i == 0 and len(sides) == 2 and re.fullmatch(r"[QKV](?:_\w+)?", bare):
                     # Q = [numbers] where the document's formula for Q (X W_Q) has inputs it never gives: its own
                     doc.definitions[bare], doc.bound_in[bare], doc.bound_line[bare] = stated, doc.paragraph, doc.line
@@ -722,7 +723,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                                          "own value (no step of the model computes it)", None, ""))
                         continue
                     if missing and set(missing) <= set(doc.declared):  # Q = X W_Q with W_Q only declared a shape
-                        name = re.sub(r"[{}\s]", "", tex[i])
+                        name = "".join(tex[i].replace("{", "").replace("}", "").split())
                         if re.fullmatch(r"[A-Za-z](?:_\w+)?", name):  # later lines compute with this value of Q
                             doc.definitions[name], doc.bound_in[name], doc.bound_line[name] = stated, doc.paragraph, \
                                 doc.line

@@ -121,7 +121,7 @@ def python(command: str) -> str:
     text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*\)", r"np.\1((\2, \2))", text)
     text = re.sub(r"\b(ones|zeros)\(\s*(\w+)\s*,\s*(\w+)\s*\)", r"np.\1((\2, \3))", text)
     text = re.sub(r"(?<![\w.])(" + "|".join(_FUNCTIONS) + r")\(", lambda m: _FUNCTIONS[m.group(1)] + "(", text)
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.split())
 
 
 #: a 1-based index of one axis: ``:``, ``k``, ``a:b``

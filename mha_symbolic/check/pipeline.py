@@ -49,7 +49,10 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     source = _head_count_letter(repair.text)
     if decimal_comma(source):  # 1,5 GiB and 196 608 tokens: one number each, read with a point
         source = as_points(source)
-    pieces = extract(_cross_roles(source) if cross else source, name, programs=True)
+    if cross:  # the document names its inputs in its own letters; or, where it uses X or Y otherwise too, each
+        whole = _cross_roles(source)  # section in its own (one section's Y is not another's)
+        source = whole if whole != source else "".join(_cross_roles(x) for x in re.split(r"(?m)^(?=#{1,6} )", source))
+    pieces = extract(source, name, programs=True)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
@@ -196,10 +199,10 @@ _NAMED = (r"(?<![\\A-Za-z^_])(?<![\^_]\{{)(?<!\\mathbb\{{)(?<!\\mathcal\{{)(?<!\
 
 
 def _cross_roles(text: str) -> str:
-    r"""A cross-attention document that names its inputs otherwise (``Q_i = Y W_{Q,i}``, ``K_i = E W_{K,i}``: the
-    queries from ``Y``, keys and values from ``E``) with the model's names: queries from ``X``, keys and values
-    from ``Y``.  Only when both are single letters, distinct, and the model's letters are not used otherwise;
-    same length, lines do not move.
+    r"""A cross-attention document (one section of it) that names its inputs otherwise (``Q_i = Y W_{Q,i}``,
+    ``K_i = E W_{K,i}``: the queries from ``Y``, keys and values from ``E``) with the model's names: queries from
+    ``X``, keys and values from ``Y``.  Only when both are single letters, distinct, and the model's letters are not
+    used otherwise; same length, lines do not move.
 
     >>> _cross_roles(r"$Y \in R^{5 \times 4}$, $Q = Y W_Q$, $K = E W_K$, $V = E W_V$, $\mathbb{E}[x]$")
     '$X \\in R^{5 \\times 4}$, $Q = X W_Q$, $K = Y W_K$, $V = Y W_V$, $\\mathbb{E}[x]$'
@@ -274,9 +277,10 @@ def _states_width_relation(pieces: list[Any]) -> bool:
     return False
 
 
-_H_IS_HEADS = re.compile(r"\$\s*H\s*=\s*\d+\s*\$[^.$]{0,40}?\bheads?\b"
-                         r"|\bnumber\s+of\s+(?:attention\s+|query\s+)?heads\b[^.$]{0,20}\$\s*H\s*(?:=\s*\d+\s*)?\$"
-                         r"|\$\s*H\s*\$\s*(?:attention\s+|query\s+)?heads\b", re.I)
+#: the capital H itself names the number of heads (case matters: "$h = 12$ heads" does not make H the count)
+_H_IS_HEADS = re.compile(r"\$\s*H\s*=\s*\d+\s*\$[^.$]{0,40}?\b(?i:heads?)\b"
+                         r"|\b(?i:number\s+of\s+(?:attention\s+|query\s+)?heads)\b[^.$]{0,20}\$\s*H\s*(?:=\s*\d+\s*)?\$"
+                         r"|\$\s*H\s*\$\s*(?i:(?:attention\s+|query\s+)?heads)\b")
 
 
 def _head_count_letter(text: str) -> str:
@@ -451,6 +455,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         emit(p.line + other, c.text, status, message, expected, kind, basis)
     elif p.kind == "program":
         _traced(doc, p, row_emit)
+        _said_before(doc, row_emit)
     elif p.kind == "transcript":
         from dataclasses import replace
 
@@ -460,6 +465,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         for f in transcript(doc.memory.setdefault("octave", Tracer()), p.text):
             row_emit(replace(p, line=p.line + f.line - 1, text=f.text), f.status, f.message, f.expected, f.kind,
                      "traced")
+        _said_before(doc, row_emit)
     elif p.kind in ("code", "output") and p.name:
         if not grouped_code(doc, p, emit):
             code_statement(doc, p, emit)
@@ -468,7 +474,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     elif p.kind == "prose" and _by_own_formula(doc, p, emit):
         pass  # "| 4K tokens | 5 GB |" under a calculator's formula: that formula's amount for the line's tokens
     elif p.kind == "prose":
-        from .plain import formula_line, judge_code_prose
+        from .plain import formula_line, formula_runs, judge_code_prose, judge_traced_shapes
 
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
@@ -491,9 +497,34 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 if got is not None:
                     emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
         elif not judge_code_prose(here, p, emit):
+            judge_traced_shapes(here, p, emit)  # "`Q1` and `K1` are 3×2": names of the traced code
+            for run in formula_runs(p.text):  # "so det(QKᵀ) = 0 and rank(QKᵀ) = 2": formulas inside the sentence,
+                bare = re.sub(r"\\[A-Za-z]+|\^\s*\{?\s*(?:T|\\top)\s*\}?", " ", run)  # QK^T: the matrices Q and K
+                matrices = set(re.findall(r"[A-Z](?:_\{?\w+\}?)?", bare))
+                if "bmatrix" not in run and not (matrices and all(x.replace("{", "").replace("}", "") in
+                                                                  here.definitions for x in matrices)):
+                    continue  # only what the sentence computes from numbers it writes or matrices the document gave
+                for c in chains(run):  # judged on a copy: what a sentence defines or binds is the grammar's to read
+                    if len(c.sides) == 2 and re.fullmatch(r"\s*[A-Za-z][\w{}\\]*\s*", c.sides[0]) and \
+                            re.fullmatch(r"\s*[\d.,]+\s*", c.sides[1]):
+                        continue  # "L=24, T=2048, B=8": settings, the grammar's
+                    try:
+                        got = judge(scopes.with_sizes(here, {}), list(c.sides), list(c.ops), c.text)
+                    except (MHASymbolicError, ValueError, TypeError, AttributeError, RecursionError):
+                        continue  # a formula of a sentence the reader cannot follow: the sentence's other readers
+                    if got is not None and got[1][0] != "assumed":  # a value the document never gave: not here
+                        emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
+
+
+def _said_before(doc: DocumentModel, row_emit: Any) -> None:
+    """The shapes prose gave names of the code just traced before that code defined them (one attempt each)."""
+    from .plain import judge_traced_shapes
+
+    for q in doc.memory.pop("pending_shapes", []):
+        judge_traced_shapes(doc, q, row_emit, pending=True)
 
 
 def _by_own_formula(doc: DocumentModel, p: Any, emit: Any) -> bool:

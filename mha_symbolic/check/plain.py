@@ -25,7 +25,7 @@ from ..errors import MHASymbolicError
 from .judge import judge
 from .model import DocumentModel
 
-__all__ = ["formula_line", "judge_code_prose"]
+__all__ = ["formula_line", "formula_runs", "judge_code_prose", "judge_traced_shapes"]
 
 _VOCABULARY = {"softmax", "rank", "head", "concat", "multihead", "sqrt", "exp", "var", "det", "max", "min",
                "diag", "attention", "model", "mathrm", "mathbb", "frac", "left", "right", "cdot", "times", "top",
@@ -55,6 +55,50 @@ def formula_line(text: str) -> str | None:
     if any(w.lower() not in _VOCABULARY for w in words):
         return None
     return _python_lists(math_words(tex))
+
+
+#: a word of a sentence, not of its mathematics: a lower-case or capitalised word of two letters or more, or an
+#: acronym of three, that is not a name of the mathematics (softmax, rank, det, ...)
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]{3,}")
+
+
+def formula_runs(text: str) -> list[str]:
+    r"""The formulas written inside a plain sentence ("so det(QKᵀ) = 0 and rank(QKᵀ) = 2", "as the bound
+    rank(QKᵀ) ≤ min(3, 2) = 2 predicts"): the longest runs of it with no word of the sentence, each holding a
+    relation and a matrix, a function or a list (a size alone, "n = 3", is the grammar's), as LaTeX like
+    :func:`formula_line`.
+
+    >>> formula_runs("so det(QKᵀ) = 0 and rank(QKᵀ) = 2.") == [r"\det(QK^T) = 0", r"\mathrm{rank}(QK^T) = 2"]
+    True
+    >>> formula_runs("With n = 3 tokens it is fine.")
+    []
+    """
+    if "$" in text or "`" in text or not _RELATION.search(text):
+        return []
+    runs: list[str] = []
+    current: list[str] = []
+    for token in text.split():
+        bare = token.strip(".,;:!?()\"'")
+        if _WORD.fullmatch(bare) and bare.lower() not in _VOCABULARY:
+            runs.append(" ".join(current))
+            current = []
+        else:
+            current.append(token)
+    runs.append(" ".join(current))
+    out = []
+    for run in runs:
+        run = run.strip(" ,;:.")
+        while run.startswith("(") and run.endswith(")") or run.startswith("(") and run.count("(") > run.count(")"):
+            run = run[1:].strip()  # "([3, 1, 3] = [1, 0, 2] + [2, 1, 1])": the parenthesis is the sentence's
+        while run.endswith(")") and run.count(")") > run.count("("):
+            run = run[:-1].strip()
+        named = re.sub(r"\b(?:[kKMGTP]i?B|B|[kKMGTP]?FLOPs?|bytes?)\b", "", run)  # units are no matrices:
+        if not _RELATION.search(run) or not re.search(r"[A-Z\[√]|rank|det|softmax|min|max", named):  # "128 KB x 2
+            continue  # = 256 KB" is the prose's arithmetic (prose_amounts)
+        tex = formula_line(run)
+        if tex is not None:
+            out.append(tex)
+    return out
 
 
 def math_words(tex: str) -> str:
@@ -120,6 +164,46 @@ def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
         kind, (status, message, expected, basis) = got
         emit(p.line, p.text, status, message, expected, kind, basis)
     return True
+
+
+#: names quoted as code, then the shape they are said to have: "`Q1` and `K1` are 3×2", "`K1'` is 2×3"
+_SAID_SHAPE = re.compile(r"((?:`[^`]{1,40}`(?:\s*,\s*|\s+(?:and|und|y|et|e)\s+)?)+)\s+"
+                         r"(?:is|are|ist|sind|es|son|est|sont)\s+(?:all\s+|both\s+|alle\s+|beide\s+)?(?:of\s+shape\s+)?"
+                         r"\(?(\d+)\s*[×x,]\s*(\d+)\)?(?![\d×x])")
+
+
+def judge_traced_shapes(doc: DocumentModel, p: Any, emit: Any, pending: bool = False) -> None:
+    """"`Q1` and `K1` are 3×2, so `K1'` is 2×3": names of the document's code (Python or Octave, traced by
+    :mod:`.tracing`) said in prose to have a shape; ``'`` and ``.T`` transpose.  Judged only when every name is a
+    traced matrix whose shape is known; a sentence whose names the code has not yet defined speaks of the code
+    that follows it, and is judged once that code is traced (``emit(p, status, ...)`` then, as a table row's)."""
+    envs = [t.env for t in (doc.memory.get("octave"), doc.memory.get("tracer")) if t is not None]
+    for m in _SAID_SHAPE.finditer(p.text):
+        shapes = []
+        for name in re.findall(r"`([^`]+)`", m.group(1)):
+            transposed = name.endswith("'") or name.endswith(".T")
+            base = name.removesuffix("'").removesuffix(".T").strip()
+            found = {tuple(v.shape) for env in envs if (v := env.get(base)) is not None and hasattr(v, "shape")}
+            if not found and not pending:
+                waiting = doc.memory.setdefault("pending_shapes", [])
+                if p not in waiting:
+                    waiting.append(p)  # the code below will define it
+                break
+            if len(found) != 1 or len(next(iter(found))) != 2 or not all(getattr(x, "is_Integer", False)
+                                                                        for x in next(iter(found))):
+                break
+            rows, cols = (int(x) for x in next(iter(found)))
+            shapes.append((name, (cols, rows) if transposed else (rows, cols)))
+        else:
+            said = (int(m.group(2)), int(m.group(3)))
+            bad = [(name, have) for name, have in shapes if have != said]
+            where = (p,) if pending else (p.line, p.text)
+            if bad:
+                emit(*where, "wrong", f"{bad[0][0]} is {bad[0][1][0]} x {bad[0][1][1]} in the code, not "
+                     f"{said[0]} x {said[1]}", f"{bad[0][1][0]} x {bad[0][1][1]}", "shape", "traced")
+            elif shapes:
+                emit(*where, "correct", f"{', '.join(n for n, _ in shapes)}: {said[0]} x {said[1]} in the code", None,
+                     "shape", "traced")
 
 
 def _shape(doc: DocumentModel, subject: Any, rows: Any, cols: Any, name: str) -> tuple[str, Any]:

@@ -121,7 +121,7 @@ def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str]
         right = sides[k + 1]
         places = len(right.split(".")[1]) if re.fullmatch(r"\d+\.\d+", right) else None
         a, b = Rational(str(values[k])), Rational(str(values[k + 1]))
-        if places is None and ops[k] == "approx" and re.fullmatch(r"\d+", right):
+        if places is None and ops[k] == "approx" and (right.isascii() and right.isdigit()):
             from .units import to_last_digit
 
             ok = to_last_digit(a, int(right)) or abs(a - int(right)) < 1  # "about 329,589" of 329,589.8: cut off

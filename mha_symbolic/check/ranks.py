@@ -192,7 +192,7 @@ def _instance(doc: DocumentModel, E: Any) -> ImmutableMatrix | None:
 
     if isinstance(E, MatrixBase) and all(as_sympy(x).is_number for x in E):
         return ImmutableMatrix(E)  # a matrix of the document's own numbers: computed from them alone
-    if not doc.values:
+    if not doc.values and not doc.definitions:
         return None
     try:
         V = _value(doc, E)
@@ -203,9 +203,31 @@ def _instance(doc: DocumentModel, E: Any) -> ImmutableMatrix | None:
     return V
 
 
+def _rank_of_balls(V: ImmutableMatrix) -> int:
+    """The largest rank certified for every matrix whose entries round to ``V``'s (each written decimal widened by
+    half a unit of its last place)."""
+    import flint
+
+    from .numbers import _rounding
+
+    def balls(prec: int) -> Any:
+        return flint.arb_mat(V.rows, V.cols, [flint.arb(int(x.p)) / int(x.q) + flint.arb(0, 1) *
+                                              (flint.arb(int(_rounding(x).p)) / int(_rounding(x).q)) for x in V])
+    for r in range(min(V.shape), 0, -1):
+        if certify_rank_at_least(balls, r).excludes_zero:
+            return r
+    return 0
+
+
 def _decide_instance(doc: DocumentModel, E: Any, V: ImmutableMatrix, op: str, R: Any
                      ) -> tuple[str, str, str | None, str]:
-    if all(x.is_Rational for x in V):
+    from .numbers import _rounding
+
+    rounded = all(x.is_Rational for x in V) and any(_rounding(x) for x in V)
+    if rounded:  # a matrix written to 4 places stands for every matrix that rounds to it: its rank is only as
+        lo, hi = _rank_of_balls(V), min(V.shape)  # low as what holds for them all (generically it is full)
+        basis = "certified"
+    elif all(x.is_Rational for x in V):
         lo = hi = exact_rank(V)
         basis = "computed"
     else:
@@ -220,7 +242,10 @@ def _decide_instance(doc: DocumentModel, E: Any, V: ImmutableMatrix, op: str, R:
                 lo = r
                 break
         basis = "certified"
-    R = int(R) if as_sympy(R).is_Integer else R
+    R = as_sympy(R).doit()  # \min(3, 2) read unevaluated
+    if not R.is_number:
+        return "unchecked", f"a bound {R} that is not a number", None, ""
+    R = int(R) if R.is_Integer else R
     holds = {"le": (hi <= R, lo > R), "lt": (hi < R, lo >= R), "eq": (lo == hi == R, lo > R or hi < R),
              "ge": (lo >= R, hi < R), "gt": (lo > R, hi <= R), "ne": (lo > R or hi < R, lo == hi == R)}.get(op)
     if holds is None:

@@ -95,7 +95,7 @@ def _has_op(toks: list[_Tok], depths: list[int]) -> bool:
 
 
 def _text(toks: list[_Tok]) -> str:
-    return re.sub(r"\s+", " ", "".join(t.text for t in toks if t.kind not in ("amp", "row"))).strip()
+    return " ".join("".join(t.text for t in toks if t.kind not in ("amp", "row")).split())
 
 
 def chains(tex: str) -> list[Chain]:

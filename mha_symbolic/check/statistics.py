@@ -63,7 +63,7 @@ def _value(doc: DocumentModel, moment: str, arg: str) -> tuple[Any, str] | None:
     """The engine's value of the moment of ``arg`` (in d_k and sigma), with what it is, or None."""
     from ..statements.statistics import SIGMA
 
-    a = re.sub(r"\s+", " ", arg).strip()
+    a = " ".join(arg.split())
     square = re.fullmatch(r"\((.*)\)\s*\^\s*\{?2\}?", a)
     if square and moment == "E":
         inner = _value(doc, "E", square.group(1))

@@ -183,7 +183,7 @@ def _macro(name: str, args: list[Any], verbatim: str, pos: int) -> _Tok:
     if name == " ":
         return _Tok("space", verbatim, pos)
     if name in _TEXT_MACROS and args:
-        word = re.sub(r"\s+", " ", _inner(args[-1])).strip(" ,.;:").lower()
+        word = " ".join(_inner(args[-1]).split()).strip(" ,.;:").lower()
         if word in _KEYWORDS:
             return _Tok("kw", verbatim, pos, word, cond=_KEYWORDS[word])
     if name in ("overset", "stackrel", "underset") and len(args) == 2:
