@@ -193,21 +193,21 @@ def slow_sum(terms: int) -> str:
 
 def test_check_text_from_a_thread_is_limited():
     """The SIGALRM piece timer cannot work on a thread: the worker process it runs in can. A per-piece timer is
-    real time by nature, so the work is made far larger than both limits and reading far smaller: eight sums whose
-    check takes about 1 s each (at least 0.5 s each at the piece limit, 4 s in all, against a budget of 3 s) and whose
-    reading takes about 0.04 s each (5,000 small formulas took over 2 s to read under coverage, so the budget ran
-    out before the first piece). No wall time of this test is asserted."""
+    real time by nature, so the work is made far larger than both limits and reading far smaller: sixteen sums whose
+    check takes about 1 s each (at least 0.5 s each at the piece limit, 8 s in all, against a budget of 6 s) and whose
+    reading takes about 0.04 s each (0.6 s in all, ten times less than the budget: 5,000 small formulas took over 2 s
+    to read under coverage, and the budget ran out before the first piece). No wall time of this test is asserted."""
     reports = []
-    doc = "\n\n".join([slow_sum(300)] * 8)
-    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=3,
+    doc = "\n\n".join([slow_sum(300)] * 16)
+    worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=6,
                                                                              isolate=True)))
     worker.start()
     worker.join(600)
     assert not worker.is_alive()
-    assert reports[0].exit_code == 3 and reports[0].stopped.startswith("the document's time budget of 3 s ran out")
+    assert reports[0].exit_code == 3 and reports[0].stopped.startswith("the document's time budget of 6 s ran out")
     first, *rest = reports[0].findings
     assert first.status == "unchecked" and first.message.startswith("gave up after 0.5 s")
-    assert any("time budget of 3 s ran out" in f.message for f in rest)
+    assert any("time budget of 6 s ran out" in f.message for f in rest)
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX timers")

@@ -582,6 +582,8 @@ def test_a_column_computed_from_two_others_is_learned_from_the_table():
     assert statuses(RELATIONS.replace("0.0010", "0.0100"), 4) == ["wrong"]  # 4,096 / 4,198,400 is 0.00098
     two_rows = RELATIONS.replace("| C | 67,108,864 | 16,384 | 67,125,248 | 0.0002 |\n", "")
     assert statuses(two_rows.replace("4,198,400", "4,198,304"), 4) == []  # one row against one: no pattern
+    labelled = RELATIONS.replace("| C |", "| total |").replace("4,198,400", "4,198,304")  # a total row is no row
+    assert "wrong" not in statuses(labelled, 4)  # of the pattern: again one row against one
     exception = RELATIONS.replace("67,125,248", "67,125,000")  # the last of three breaks the sum: it alone is wrong
     assert [statuses(exception, k) for k in (3, 4, 5)] == [["correct"], ["correct"], ["wrong"]]
 

@@ -134,3 +134,14 @@ def test_shapes_said_in_prose_of_the_code_that_follows() -> None:
     assert wrong == [(1, "correct"), (1, "wrong")]
     unknown = doc.replace("`Q1` and `K1`", "`Q7` and `K1`")  # a name the code never defines: nothing said
     assert [f for f in check_text(unknown, isolate=False).findings if f.kind == "shape"][1:] == []
+
+
+def test_the_shape_said_of_a_stack_of_matrices_is_each_matrix() -> None:
+    """"`A` is `4 x 4` for each head" of a (2, 4, 4) array (shape in backticks too)."""
+    doc = ("```python\nimport numpy as np\nA = np.zeros((2, 4, 4))\n```\n\n"
+           "So `A` is `4 x 4` for each head.\n")
+    assert [(f.line, f.status) for f in check_text(doc, isolate=False).findings if f.kind == "shape"] == \
+        [(6, "correct")]
+    wrong = doc.replace("`4 x 4`", "`4 x 2`")
+    assert [(f.line, f.status) for f in check_text(wrong, isolate=False).findings if f.kind == "shape"] == \
+        [(6, "wrong")]

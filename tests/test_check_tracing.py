@@ -193,3 +193,14 @@ def test_a_huge_power_is_not_worked_out() -> None:
     assert tracer.run("n = 10\ny = n ** 99999999\nz = 2 ** 10 ** 9\n") == []
     assert "y" not in tracer.env and "z" not in tracer.env  # unknown, in no time (the work is bounded, not timed)
     assert verdicts("n = 2\nm = n ** 10  # 2 ** 10 = 1024\n") == [(2, "correct")]
+
+
+def test_np_hstack_of_an_array_and_of_vectors() -> None:
+    """``np.hstack(A)`` of a (2, 4, 4) array puts its two blocks side by side (it was unknown: its argument is no
+    list), ``np.hstack`` of two matrices joins columns, of two vectors joins them (its default axis was an int the
+    tracer could not read)."""
+    code = ("import numpy as np\nA = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]])\n"
+            "print(np.hstack(A))\nprint(np.hstack([A[0], A[1]]).shape)\nprint(np.hstack([A[0, 0], A[1, 1]]))\n")
+    assert verdicts(code, "[[1 2 5 6]\n [3 4 7 8]]\n(2, 4)\n[1 2 7 8]\n") == [(1, "correct"), (2, "correct"),
+                                                                              (3, "correct"), (4, "correct")]
+    assert (2, "wrong") in verdicts(code, "[[1 2 5 6]\n [3 4 7 9]]\n(2, 4)\n[1 2 7 8]\n")

@@ -396,7 +396,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
             cases = sorted({int(v) for name, v in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", p.clause or "")
                             if name.replace(" ", "") == c.sides[0].replace(" ", "")})  # as written: L is not n
-            if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and len(cases) > 1:
+            if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and len(cases) > 1 and \
+                    not _drawn(p):  # (values drawn as results, "so $d_k = 4$ and $d_k = 5$", are judged)
                 emit(p.line + c.row, c.text, "given", f"one of the values the sentence gives {size} "
                      f"({', '.join(map(str, cases))}): cases it compares, not a setting", kind="setting")
                 continue  # "going from $n = 512$ to $n = 8192$", "for $h = 1$ and $h = 8$"

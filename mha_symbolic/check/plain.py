@@ -169,13 +169,14 @@ def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
 #: names quoted as code, then the shape they are said to have: "`Q1` and `K1` are 3×2", "`K1'` is 2×3"
 _SAID_SHAPE = re.compile(r"((?:`[^`]{1,40}`(?:\s*,\s*|\s+(?:and|und|y|et|e)\s+)?)+)\s+"
                          r"(?:is|are|ist|sind|es|son|est|sont)\s+(?:all\s+|both\s+|alle\s+|beide\s+)?(?:of\s+shape\s+)?"
-                         r"\(?(\d+)\s*[×x,]\s*(\d+)\)?(?![\d×x])")
+                         r"`?\(?(\d+)\s*[×x,]\s*(\d+)\)?`?(?![\d×x])")
 
 
 def judge_traced_shapes(doc: DocumentModel, p: Any, emit: Any, pending: bool = False) -> None:
     """"`Q1` and `K1` are 3×2, so `K1'` is 2×3": names of the document's code (Python or Octave, traced by
-    :mod:`.tracing`) said in prose to have a shape; ``'`` and ``.T`` transpose.  Judged only when every name is a
-    traced matrix whose shape is known; a sentence whose names the code has not yet defined speaks of the code
+    :mod:`.tracing`) said in prose to have a shape; ``'`` and ``.T`` transpose, and the shape of a stack of
+    matrices ((2, 4, 4): one 4 x 4 per head) is each matrix's.  Judged only when every name is a traced array whose
+    shape is known; a sentence whose names the code has not yet defined speaks of the code
     that follows it, and is judged once that code is traced (``emit(p, status, ...)`` then, as a table row's)."""
     envs = [t.env for t in (doc.memory.get("octave"), doc.memory.get("tracer")) if t is not None]
     for m in _SAID_SHAPE.finditer(p.text):
@@ -189,10 +190,10 @@ def judge_traced_shapes(doc: DocumentModel, p: Any, emit: Any, pending: bool = F
                 if p not in waiting:
                     waiting.append(p)  # the code below will define it
                 break
-            if len(found) != 1 or len(next(iter(found))) != 2 or not all(getattr(x, "is_Integer", False)
-                                                                        for x in next(iter(found))):
+            if len(found) != 1 or len(next(iter(found))) < 2 or not all(getattr(x, "is_Integer", False)
+                                                                       for x in next(iter(found))):
                 break
-            rows, cols = (int(x) for x in next(iter(found)))
+            rows, cols = (int(x) for x in next(iter(found))[-2:])  # a stack of matrices: each one's shape
             shapes.append((name, (cols, rows) if transposed else (rows, cols)))
         else:
             said = (int(m.group(2)), int(m.group(3)))

@@ -666,6 +666,10 @@ class Tracer:
         if last in ("cat", "concatenate", "concat", "hstack", "vstack", "stack") and args:
             parts = self.expr(args[0], env)
             axis_node = kw.get("dim", kw.get("axis", args[1] if len(args) > 1 else None))
+            if isinstance(parts, Tensor) and len(parts.shape) >= 2 and getattr(parts.shape[0], "is_Integer", False) \
+                    and int(parts.shape[0]) <= 64:  # np.hstack(A) of a (2, 4, 4) array: its 2 blocks, along axis 0
+                parts = [Tensor(parts.shape[1:], None if parts.values is None else parts.values[k], parts.claimed,
+                                parts.torch) for k in range(int(parts.shape[0]))]
             parts = list(parts) if isinstance(parts, (list, tuple)) else []
             flat = bool(parts) and isinstance(parts[0], Tensor) and len(parts[0].shape) == 1  # hstack of vectors
             default = Integer(1 if last == "hstack" and not flat else 0)  # np.hstack: columns; of vectors, axis 0
