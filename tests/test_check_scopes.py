@@ -189,6 +189,18 @@ def test_a_rank_of_a_matrix_written_rounded_is_the_rank_of_what_it_stands_for():
     assert flags(doc.replace("\\mathrm{rank}(J) = 2", "\\mathrm{rank}(J) = 1")) == [(3, "wrong")]
 
 
+def test_scores_given_as_numbers_after_the_scaling_name_the_scaled_scores():
+    """"S_1 = [numbers]" where the numbers are Q_1 K_1^T / sqrt(2): the document's S is the scaled scores (it was
+    wrong against the model's unscaled S_1); numbers that are neither are still wrong."""
+    doc = ("Tokens are rows; $n = 3$, $d_{model} = 2$, $h = 1$.\n\n"
+           "$$Q_1 = \\begin{bmatrix} 2 & 0 \\\\ 0 & 2 \\\\ 1 & 1 \\end{bmatrix},\\quad "
+           "K_1 = \\begin{bmatrix} 1 & 1 \\\\ 0 & 1 \\\\ 1 & 0 \\end{bmatrix}$$\n\n"
+           "$$S_1 = \\begin{bmatrix} 1.4142 & 0 & 1.4142 \\\\ 1.4142 & 1.4142 & 0 \\\\ 1.4142 & 0.7071 & 0.7071 "
+           "\\end{bmatrix}$$\n")
+    assert flags(doc) == [] and statuses(doc, 5) == ["correct"]
+    assert flags(doc.replace("0.7071 & 0.7071", "0.7071 & 0.7171")) == [(5, "wrong")]
+
+
 def test_thousands_separators_are_one_number():
     assert paragraph_sizes("A 32,768-token context, or 4{,}096 tokens.") == {("n", 32768), ("n", 4096)}
 

@@ -204,3 +204,11 @@ def test_np_hstack_of_an_array_and_of_vectors() -> None:
     assert verdicts(code, "[[1 2 5 6]\n [3 4 7 8]]\n(2, 4)\n[1 2 7 8]\n") == [(1, "correct"), (2, "correct"),
                                                                               (3, "correct"), (4, "correct")]
     assert (2, "wrong") in verdicts(code, "[[1 2 5 6]\n [3 4 7 9]]\n(2, 4)\n[1 2 7 8]\n")
+
+
+def test_a_numbered_name_of_the_whole_layer_is_some_heads() -> None:
+    """``out2 = weights2 @ V2`` is head 2's output, not the layer's (``out`` is); it was judged as MultiHead's."""
+    from mha_symbolic.check.code import _code_key
+
+    assert _code_key("out", False) is not None and _code_key("out2", False) is None
+    assert _code_key("weights2", False) == "A_2"

@@ -35,8 +35,8 @@ def _code_key(name: str, zero_based: bool, one_head: bool = False) -> str | None
     fmt = _CODE_NAMES.get(base.rstrip("_"))
     if fmt is None:
         return None
-    if "{}" not in fmt:
-        return fmt
+    if "{}" not in fmt:  # a name of the whole layer; numbered (out2, concat_1) it is some head's, not known here
+        return None if digits or sub is not None else fmt
     index = sub if sub is not None else digits
     if not index:
         return fmt.format(1) if one_head else None

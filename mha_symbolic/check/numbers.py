@@ -760,6 +760,17 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                     ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
             elif doc.causal:
                 masked = " with the causal mask the document describes"
+            scaled = re.fullmatch(r"\s*S(_\{?\s*\w+\s*\}?)\s*", tex[i]) if not ok and op != "ne" else None
+            if scaled and "S" not in doc.renames and not doc.unscaled_s:
+                try:  # S_1 = [the scaled scores]: the document names the scaled scores S (as S_1 = Q_1 K_1^T / sqrt 2)
+                    V2 = _value(doc, doc.read("S'" + scaled.group(1).replace(" ", "")))
+                    if V2.shape == stated.shape and all(agrees(x, y, places) for x, y in zip(V2, stated, strict=True)):
+                        V, ok = V2, True
+                        masked = (f" as the model's scaled scores S'{scaled.group(1)} (the document's "
+                                  f"{tex[i].strip()}; S is read as S' from here on)")
+                        doc.renames["S"] = "S'"
+                except (MHASymbolicError, ValueError, TypeError):
+                    pass
             if op == "ne":
                 ok = not ok
             at = "" if places is None else f" at {places} decimals"
