@@ -394,7 +394,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             if c.ops and c.ops[0] == "eq" and subject:
                 doc.last_subject = c.sides[0].strip()
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
-            cases = sorted({int(v) for name, v in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", p.clause or "")
+            cases = sorted({v for name, v in _written_bindings(p.clause or "")
                             if name.replace(" ", "") == c.sides[0].replace(" ", "")})  # as written: L is not n
             if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and len(cases) > 1 and \
                     not _drawn(p):  # (values drawn as results, "so $d_k = 4$ and $d_k = 5$", are judged)
@@ -907,9 +907,14 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     return copy, sizes
 
 
+def _written_bindings(text: str) -> list[tuple[str, int]]:
+    """Each ``$name = number$`` of a sentence, as (the name as written, the number), in order."""
+    return [(name, int(value)) for name, value in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", text)]
+
+
 def _size_bindings(text: str) -> list[tuple[str, int]]:
     """Each ``$size = number$`` of a sentence, as (the size's name, the number), in order."""
-    found = [(dim_name(name), int(value)) for name, value in re.findall(r"\$\s*([^$=]+?)\s*=\s*(\d+)\s*\$", text)]
+    found = [(dim_name(name), value) for name, value in _written_bindings(text)]
     return [(name, value) for name, value in found if name is not None]
 
 
