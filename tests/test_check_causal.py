@@ -78,8 +78,9 @@ BASE = "We use n = 3 tokens, d_model = 6 and h = 3 heads.\n\n"
     # 0.99 and 1.01 are within the rounding of three entries to 2 decimals
     (r"A_1 \approx \begin{bmatrix} 0.33 & 0.33 & 0.33 \\ 0.35 & 0.35 & 0.31 \\ 0.2 & 0.3 & 0.5 \end{bmatrix}",
      "assumed", None),
-    # a query matrix's rows sum to anything: nothing is contradicted
-    (r"Q_1 = \begin{bmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 3 \end{bmatrix}", "assumed", None),
+    # a query matrix's rows sum to anything: nothing is contradicted; with X and the weights never given, the
+    # document starts from it (given)
+    (r"Q_1 = \begin{bmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 3 \end{bmatrix}", "given", None),
     # rows written with fewer decimals than others round more: 0.33 x 3 = 0.99, 0.3 x 3 = 0.9 (review)
     (r"A_1 = \begin{bmatrix} 0.5 & 0.25 & 0.25 \\ 0.33 & 0.33 & 0.33 \\ 0.167 & 0.333 & 0.5 \end{bmatrix}",
      "assumed", None),

@@ -72,7 +72,8 @@ CASES = {
                     "We look at one head of the eight.", []),
     "one_kv_head": ("All 8 query heads share a single key-value head.", [("set", "h", 8), ("set", "g", 1)],
                     "All heads share the same scaling.", []),
-    "not_a_count": ("The first two heads attend to the start; 24 GiB / 128 KiB = 196608 tokens fit.", [],
+    "not_a_count": ("The first two heads attend to the start; the 4 query heads of a group share keys; 8 heads per "
+                    "GPU; 24 GiB / 128 KiB = 196608 tokens fit.", [],
                     "The model has two heads.", [("set", "h", 2)]),
     "not_one_head": ("The output of one head of the layer is $n \\times d_k$.", [],
                      "A layer with one head.", [("set", "h", 1)]),

@@ -228,3 +228,23 @@ def test_a_parameter_count_for_a_variant_named_after_it(stated, status):
            f"The key projection $W^K$ is $4096 \\times 1024$ ({stated} parameters) for GQA-8.\n")
     assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 3 and f.kind == "number"] \
         == [status]
+
+
+FAQ = ("| Setting | Value |\n|---|---|\n| Query heads $h$ | 32 |\n| Head dimension $d_{head}$ | 128 |\n"
+       "| KV heads $h_{kv}$ | 8 |\n\n"
+       "In multi-head attention (MHA) every query head has its own key and value head, so there are 32 KV heads.\n\n"
+       "GQA needs a quarter of the MHA cache.\n\nMQA needs 1/32 of the MHA cache.\n")
+
+
+def test_key_value_heads_of_a_variant_the_sentence_names_are_that_variants():
+    findings = check_text(FAQ, isolate=False).findings
+    assert [(f.line, f.status) for f in findings if f.status in ("wrong", "inconsistent")] == []
+    assert [f.status for f in findings if f.line == 9] == ["correct"]  # judged with g = 8, not MHA's 32
+    flagged = check_text(FAQ.replace("a quarter", "a half"), isolate=False).findings
+    assert [(f.line, f.status) for f in flagged if f.status == "wrong"] == [(9, "wrong")]
+
+
+def test_a_ratio_to_mha_is_the_ratio_of_the_variant_the_sentence_speaks_of():
+    assert [f.status for f in check_text(FAQ, isolate=False).findings if f.line == 11] == ["correct"]
+    flagged = check_text(FAQ.replace("1/32", "1/16"), isolate=False).findings
+    assert [(f.line, f.status, f.expected) for f in flagged if f.status == "wrong"] == [(11, "wrong", "32")]

@@ -224,3 +224,37 @@ def test_huge_numbers_are_refused_before_evaluation(formula, reason):
 def test_contradictory_sizes_are_reported_once_and_numbers_still_checked():
     r = findings("Number of heads = 3\nModel dimension = 4\n$$\\sqrt{2} \\approx 1.41$$\n")
     assert [f.status for f in r] == ["given", "given", "inconsistent", "correct"]
+
+
+def test_a_false_inequality_of_a_computed_value_is_wrong():
+    open_doc = ("Let $n = 2$, $d_{model} = 2$ and $h = 1$, with $X = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 "
+                      "\\end{bmatrix}$, $W^Q = \\begin{bmatrix} 1 & 2 \\\\ 2 & 4 \\end{bmatrix}$ and "
+                      "$W^K = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$.\n\n"
+                      "$$\\det S_1 = 0$$\n\n$$\\det S_1 \\neq 0$$\n")
+    report = check_text(open_doc, isolate=False)
+    assert [(f.line, f.status) for f in report.findings if f.status in ("wrong", "correct")] == [(3, "correct"),
+                                                                                                 (5, "wrong")]
+    assert not report.stopped
+
+
+def test_an_internal_error_costs_one_piece_not_the_document(monkeypatch):
+    from mha_symbolic.check import pipeline
+
+    real = pipeline._sizes_agree
+
+    def broken(doc, p, emit):
+        if "7" in p.text:
+            raise StopIteration  # a bug the per-piece guard does not name
+        return real(doc, p, emit)
+
+    monkeypatch.setattr(pipeline, "_sizes_agree", broken)
+    report = check_text("$$2 + 5 = 7$$\n\n$$2 + 2 = 5$$\n", isolate=False)
+    assert not report.stopped
+    assert [(f.line, f.status) for f in report.findings if f.status != "correct"] == [(1, "unchecked"), (3, "wrong")]
+    assert "internal error" in next(f.message for f in report.findings if f.status == "unchecked")
+
+
+def test_tex_control_space_between_arguments_is_a_space():
+    doc = "$$\\mathrm{softmax}(0,\\ 2.8284,\\ 1.4142) \\approx (0.0454,\\ 0.7679,\\ 0.1867)$$\n"
+    assert [f.status for f in check_text(doc, isolate=False).findings] == ["correct"]
+    assert [f.status for f in check_text(doc.replace("0.7679", "0.7279"), isolate=False).findings] == ["wrong"]

@@ -584,3 +584,52 @@ def test_the_size_that_solves_a_condition_is_computed_there():
     assert (3, "wrong") in flags(doc % "1436")  # 2d is 1536 there too
     # without the condition, n = 2d = 1536 restates the document's n = 128 wrongly
     assert (3, "wrong") in flags("Let $n = 128$ and $d = 768$.\n\nSo $n = 2d = 1536$ tokens.\n")
+
+
+# ----- tuples of sizes, and going back to an earlier example ----------------------------------------------------------
+MAIN = ("## Shapes\n\nWe take $B = 2$, $n = 5$, $d_{model} = 12$ and $h = 3$, so $d_k = 12/3 = 4$.\n\n"
+        "## A tiny example\n\nHere is one head with $n = 3$ tokens and $d_k = 2$.\n\n")
+
+
+def test_a_tuple_of_sizes_states_each_size():
+    doc = MAIN.split("## A tiny")[0] + "A reshape gives $(B, n, h, d_k) = (2, 5, 3, 4)$, a transpose " \
+        "$(B, h, n, d_k) = (2, 3, 5, 4)$.\n"
+    assert flags(doc) == []
+    assert {line for line, _ in flags(doc.replace("(2, 3, 5, 4)", "(2, 3, 4, 5)"))} == {5}  # n and d_k swapped
+
+
+def test_a_section_restating_the_main_examples_sizes_goes_back_to_it():
+    doc = MAIN + "## Back\n\nThe heads are $(B, h, n, d_k) = (2, 3, 5, 4)$. The output projection $W^O$ is " \
+        "$12 \\times 12$.\n"
+    assert flags(doc) == []  # not judged with the tiny example's d_k = 2
+    assert (11, "inconsistent") in flags(doc.replace("$12 \\times 12$", "$12 \\times 4$"))
+
+
+def test_a_formula_in_sizes_not_fixed_still_has_its_arithmetic_judged():
+    doc = "The FLOPs are $2 \\cdot B \\cdot h \\cdot n^2 \\cdot d_k = 2 \\cdot 8 \\cdot 12 \\cdot 1024^2 \\cdot 64 = " \
+        "12\\,884\\,901\\,888 \\approx 12.9$ GFLOPs.\n"
+    assert flags(doc) == []
+    assert flags(doc.replace("12\\,884\\,901\\,888 \\approx 12.9", "6\\,442\\,450\\,944 \\approx 6.4")) == [(1, "wrong")]
+
+
+def test_a_mask_drawn_as_a_matrix_makes_the_example_causal_in_any_language():
+    doc = ("Agora $n = 2$, $d_{model} = 2$ e $h = 1$.\n\n"
+           "$$Q = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix},\\quad K = \\begin{bmatrix} 1 & 1 \\\\ 0 & 2 "
+           "\\end{bmatrix},\\quad V = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n\n"
+           "Somamos a máscara $M = \\begin{bmatrix} 0 & -\\infty \\\\ 0 & 0 \\end{bmatrix}$ antes do softmax.\n\n"
+           "$$\\mathrm{head}_1 \\approx \\begin{bmatrix} 1.0000 & 0.0000 \\\\ 0.3302 & 0.6698 \\end{bmatrix}$$\n")
+    assert flags(doc) == []
+    assert flags(doc.replace("0.3302 & 0.6698", "0.3502 & 0.6498")) == [(7, "wrong")]
+
+
+def test_a_refuted_tuple_binds_none_of_its_sizes():
+    doc = ("We take $n = 3$, $d_{model} = 4$ and $h = 2$.\n\n"
+           "The split gives $(h, n) = (2, 3)$, then $(h, n) = (3, 2)$.\n\n$S_1$ is $3 \\times 3$.\n")
+    assert flags(doc) == [(3, "wrong")]  # n = 2 of the refuted tuple starts no other example
+    assert flags(doc.replace("(3, 2)", "(2, 3)")) == []
+
+
+def test_an_equation_in_weights_the_document_never_defined_is_not_refuted():
+    doc = "Let $v_1 = (1, 0)$ and $v_2 = (0, 1)$.\n\nThe output is $\\alpha_1 v_1 + \\alpha_2 v_2 = (0.2 + 0.2; 0.6)$.\n"
+    assert flags(doc) == []
+    assert statuses(doc, 3) == ["unchecked"]

@@ -234,8 +234,16 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
-    ratio = next((c for _, c in read(s) if isinstance(c, RatioClaim)), None)  # "4 times smaller", "a quarter of"
+    at, ratio = next(((k, c) for k, c in read(s) if isinstance(c, RatioClaim)), (0, None))  # "4 times smaller"
     if ratio and re.search(r"multi-head|\bMHA\b", s, re.I):
+        subject = [v for k, v in variants(s) if k < at and v.kind != "mha"]  # "MQA needs 1/32 of the MHA cache"
+        who = "this model"
+        if variant is None and subject and _variant_heads(subject[-1]) is not None:
+            who = subject[-1].text
+            variant = _variant_heads(subject[-1])
+            M = _as_variant(M, variant)  # type: ignore[arg-type]
+            per_token = kv_cache_per_token(M)
+            rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
         if M.kv_heads is None and variant is None and doc.known_dims().get("g") is not None:
             return [("unchecked", "the document's key/value heads are known, its query heads are not: the ratio to "
                      "multi-head attention (h / g) is not computed", None, "")]
@@ -247,9 +255,9 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
         factor = Fraction(int(quotient.p), int(quotient.q))
         stated = ratio.factor
         sizes_known = not getattr(per_token, "free_symbols", None)
-        why = (f"multi-head attention caches 2 h d_k = {mha} values per token and layer, this model {rule} = "
+        why = (f"multi-head attention caches 2 h d_k = {mha} values per token and layer, {who} {rule} = "
                f"{per_token}: {factor} times fewer" if sizes_known else
-               f"multi-head attention caches 2 h d_k values per token and layer, this model {rule}: "
+               f"multi-head attention caches 2 h d_k values per token and layer, {who} {rule}: "
                f"h / g = {factor} times fewer")
         if _agrees(factor, stated, 1):
             return [("correct", why, None, "computed")]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sympy import MatrixSymbol
+from sympy import MatrixSymbol, Symbol
 
 from ..errors import MHASymbolicError
 from ..latex import latex
@@ -139,11 +139,20 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
             if renamed is not None:  # S_i = Q_i K_i^T / \sqrt{64} = Q_i K_i^T / 8: the rest of the chain is compared
                 note += f" ({renamed})"
                 continue
+            unknown = sorted({str(x) for x in _scalars(a) | _scalars(b)} & set(loose))
+            if unknown:  # alpha_1 v_1 + ... = (0.42, 0.85) with the alphas not read: an equation in them
+                return ("unchecked", f"{tex[k]} is {latex(a)} in the model, with {', '.join(unknown)} not defined "
+                        "(as read): not compared", None, "")
             return ("wrong", f"{tex[k]} is {latex(a)} in the model, not {tex[k + 1]}"
                     + (" (and differs on the document's values)" if on_values is False else ""), _show(a), "proven")
     if re.fullmatch(_S_NAME, tex[0]) and "S" not in doc.renames:
         doc.unscaled_s = True  # S_1 = Q_1 K_1^T held: S names the unscaled scores in this document
     return "correct", "the same expression in the model's inputs" + note, None, "proven"
+
+
+def _scalars(e: Any) -> set[Any]:
+    """The scalar symbols in an expression or the entries of a matrix."""
+    return {x for x in getattr(e, "free_symbols", set()) if isinstance(x, Symbol)}
 
 
 #: the document's S, S_i or S^{(i)}: the scores, scaled or not as the document defines them

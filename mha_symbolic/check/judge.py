@@ -50,6 +50,7 @@ from .numbers import (  # noqa: F401  (shared with the other rooms through this 
     _value,
     _worst,
 )
+from .read import top_level_split
 
 
 def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, read: list[Any] | None = None
@@ -95,7 +96,7 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
             return first[0], (first[1][0], f"{first[1][1]}; {second[1][1]}", None, "")
         return (both[0][0], _worst([v[1] for v in both])) if both else None
     if "in" in ops and "," in sides_tex[ops.index("in")]:
-        subjects = [p for p in _top_level_split(sides_tex[ops.index("in")]) if p.strip()]
+        subjects = [p for p in top_level_split(sides_tex[ops.index("in")]) if p.strip()]
         if len(subjects) > 1:  # W_Q, W_K, W_V \in R^{a x b}: each of them
             verdicts = [judge(doc, [*sides_tex[:ops.index("in")], p.strip(), *sides_tex[ops.index("in") + 1:]],
                               ops, text) for p in subjects]
@@ -217,16 +218,6 @@ def _dim_spelling(tex: str, cross: bool = False) -> str:
     return spelled.get(name, name) if name is not None and not re.fullmatch(r"\s*\w\s*", tex) else tex
 
 
-def _top_level_split(tex: str) -> list[str]:
-    """``tex`` split at the commas outside every bracket and brace."""
-    parts, depth, start = [], 0, 0
-    for k, ch in enumerate(tex):
-        depth += ch in "({["
-        depth -= ch in ")}]"
-        if ch == "," and depth == 0:
-            parts.append(tex[start:k])
-            start = k + 1
-    return [*parts, tex[start:]]
 
 
 # ----- shapes, ranks, formulas -------------------------------------------------------------------------

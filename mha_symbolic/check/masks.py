@@ -159,6 +159,30 @@ CAUSAL_WORDS = re.compile(
     r"|\blook-?\s*ahead\s+mask|\bmasked\s+self-attention|\bsubsequent\s+mask|\bdecoder\s+(?:mask|self-attention)"
     r"|\bautoregressive\s+(?:mask|masking|attention|decoder)|\bcausal(?:ly)?\s+masked|\bmasking\s+(?:of\s+)?future",
     re.I)
+_MATRIX_ENVIRONMENT = re.compile(r"\\begin\{([pbvBV]?matrix)\}(.*?)\\end\{\1\}", re.S)
+
+
+def drawn_causal(text: str) -> bool:
+    r"""Does the text draw the causal mask, in any language: a square matrix of two rows or more whose entries
+    above the diagonal are all minus infinity and whose other entries are not (the mask itself, or the masked
+    scores written out).
+
+    >>> drawn_causal(r"$$M = \begin{bmatrix} 0 & -\infty \\ 0 & 0 \end{bmatrix}$$")
+    True
+    >>> drawn_causal(r"$$\begin{bmatrix} 0 & -\infty \\ -\infty & 0 \end{bmatrix}$$")
+    False
+    """
+    for m in _MATRIX_ENVIRONMENT.finditer(text):
+        rows = [[cell.replace(" ", "") for cell in row.split("&")] for row in m.group(2).split("\\\\")
+                if row.strip()]
+        if len(rows) < 2 or any(len(row) != len(rows) for row in rows):
+            continue
+        if all((cell in ("-\\infty", "−\\infty", "-∞", "−∞")) == (j > i)
+               for i, row in enumerate(rows) for j, cell in enumerate(row)):
+            return True
+    return False
+
+
 # a sentence about another attention than the causal one, or about the weights in another layout
 _NOT_CAUSAL = re.compile(r"\bencoder\b|\bwithout\s+(?:a\s+|any\s+|the\s+)?mask|\bno\s+mask|\bunmasked\b|\bbidirectional"
                          r"|\bBERT\b|\bnon-?causal|\btranspos|\bkey\s*[x×]\s*query|\bcolumn[- ]wise|\bthis\s+layout"

@@ -99,7 +99,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
     """
     t = re.sub(r"(\d)(?:\{,\}|\\,|\\ |~)(?=\d{3}(?!\d))", r"\1", tex)  # 262{,}144, 263\,168: thousands
-    t = re.sub(r"\\[;,:!](?![A-Za-z])|\\quad|\\qquad", " ", t)  # spacing commands
+    t = re.sub(r"\\[;,:!](?![A-Za-z])|(?<!\\)\\ |\\quad|\\qquad", " ", t)  # spacing commands, control space
     t = re.sub(r"\\(min|max)\s*\\\{(.*?)\\\}", r"\\\1(\2)", t)  # \min\{a, b\}
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
     t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
@@ -407,6 +407,8 @@ class DocumentModel:
     paragraph: tuple[int, int] = (0, 0)  # the scope being read: (paragraph, list item); a size restated with
     line: int = 0  # another value in another scope is another example, not a contradiction; the line being read
     history: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # sizes of earlier examples, with lines
+    examples: list[tuple[dict[str, int], dict[str, int]]] = field(default_factory=list)  # each earlier example's
+    # sizes together, with the lines that bound them
     confirmed: set[str] = field(default_factory=set)  # model steps the document used as the model does (K_1)
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
@@ -493,12 +495,28 @@ class DocumentModel:
         a statement of that value refers to that example ("in example 1, with $d_k = 4$")."""
         return next((line for v, line in self.history.get(name, []) if v == value), None)
 
+    def return_to(self, sizes: dict[str, int]) -> int | None:
+        """Go back to an earlier example when ``sizes`` (two or more, stated together) are all that example's and
+        not all the current one's: a section after a small example of its own speaks of the main example again.
+        Its sizes are bound anew (its values and definitions stay forgotten); the line that first bound one of them,
+        or None (nothing changed)."""
+        if len(sizes) < 2 or all(self.known_dims().get(k) == v for k, v in sizes.items()):
+            return None
+        for dims, lines in reversed(self.examples):
+            if all(dims.get(k) == v for k, v in sizes.items()):
+                self.restart()
+                for k, v in dims.items():
+                    self.bind_dim(k, v)
+                return min((lines[k] for k in sizes if k in lines), default=None)
+        return None
+
     def restart(self) -> None:
         """Another example starts: forget the sizes, values and definitions the document gave so far (the sizes
         are kept in :attr:`history`, for statements that refer back to them), but for the sizes its own scope set
         just before ("$d_{model} = 768$, $h = 12$, so $d_k = d_v = 768/12 = 64$": the new example's)."""
         for k, v in self.known_dims().items():
             self.history.setdefault(k, []).append((v, self.bound_line.get(k, 0)))
+        self.examples.append((self.known_dims(), dict(self.bound_line)))
         here = [k for k in self.dims if self.bound_in.get(k, (None,))[0] == self.paragraph[0]]  # the new example's
         kept = ({k: self.dims[k] for k in here}, {k: self.bound_in[k] for k in here},
                 {k: self.bound_line[k] for k in here if k in self.bound_line})  # own sizes, set before in its scope

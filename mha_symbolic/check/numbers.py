@@ -715,6 +715,16 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                     if contradiction is not None:
                         verdicts.append(contradiction)
                         continue
+                    bare = "".join(tex[i].replace("{", "").replace("}", "").split())
+                    if i == 0 and len(sides) == 2 and missing and re.fullmatch(r"[QKV](?:_\w+)?", bare) and \
+                            "X" in missing and not any(m in doc.values for m in missing):
+                        # Q = [numbers] where neither X nor the weights are given: where the document starts
+                        if key is not None and key in doc.model().steps:
+                            doc.assumed[key] = stated
+                        _assume_head_blocks(doc, tex[i], stated)
+                        verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's own "
+                                         f"value (it starts from it; {', '.join(missing)} never given)", None, ""))
+                        continue
                     if key is not None and key in doc.model().steps:
                         doc.assumed[key] = stated
                     elif _own_value(doc, sides, i, stated) and missing == [str(s)]:
@@ -779,6 +789,9 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                     doc.confirmed.add(key)  # the document uses this name as the model does
                 verdicts.append(("correct", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; agrees{at}",
                                  None, "computed"))
+            elif op == "ne":  # det S = 0 written as det S != 0: the value is the stated one
+                verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly{masked}: it equals the "
+                                 f"stated value{at}, so the inequality does not hold", shown(V, places), "computed"))
             else:
                 bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
                 r, c = divmod(bad, V.cols)

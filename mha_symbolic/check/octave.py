@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .read import top_level_split
 from .tracing import Finding, Tensor, Tracer, Unknown, _agrees, _localised
 
 __all__ = ["is_transcript", "python", "transcript"]
@@ -157,7 +158,7 @@ def _reductions(text: str) -> str:
                 break
         if end is None:
             raise Unknown("an unclosed parenthesis")
-        args = [a.strip() for a in _split_top(text[m.end():end])]
+        args = [a.strip() for a in top_level_split(text[m.end():end])]
         name, inner = m.group(1), [_reductions(a) for a in args]
         if len(inner) == 2 and name in ("max", "min") and inner[1] != "[]":
             call = f"np.{name}imum({inner[0]}, {inner[1]})"
@@ -172,15 +173,6 @@ def _reductions(text: str) -> str:
     return "".join(out) + text[k:]
 
 
-def _split_top(body: str) -> list[str]:
-    """``body`` split at the commas outside brackets and parentheses."""
-    parts, depth, start = [], 0, 0
-    for j, ch in enumerate(body):
-        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
-        if ch == "," and depth == 0:
-            parts.append(body[start:j])
-            start = j + 1
-    return parts + [body[start:]]
 
 
 def _shown(line: str) -> list[str] | None:

@@ -22,7 +22,7 @@ from .code import code_statement
 from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
-from .masks import CAUSAL_WORDS, mask_prose
+from .masks import CAUSAL_WORDS, drawn_causal, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
@@ -56,7 +56,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
-    doc.causal_text = bool(CAUSAL_WORDS.search(repair.text))
+    doc.causal_text = bool(CAUSAL_WORDS.search(repair.text)) or drawn_causal(repair.text)
     doc.own_width = not _states_width_relation(pieces)
     declared = _declared_convention(pieces)  # X in R^{d x n}: tokens are columns; R^{n x d}: rows
     doc.columns = "columns" in declared and "rows" not in declared
@@ -138,6 +138,9 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
                 IndexError, KeyError, NotImplementedError, re.error) as e:
             emit(p.line, p.text, "unchecked", f"not understood: {str(e).splitlines()[0][:160] if str(e) else e}")
+        except Exception as e:  # a bug in the checker costs this piece, never the rest of the document
+            emit(p.line, p.text, "unchecked", f"not checked: an internal error of the checker ({type(e).__name__}"
+                 f"{': ' + str(e).splitlines()[0][:120] if str(e) else ''}); please report it")
         for k, v in doc.values.items():  # the line each given value came from (the evidence of later verdicts)
             if given_on.get(k, (None,))[0] is not v:
                 given_on[k] = (v, p.line)
@@ -307,7 +310,7 @@ def _progress(pieces: list[Any], name: str) -> Any:
 
 def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]], emit: Any, row_emit: Any
            ) -> None:
-    from .read import chains
+    from .read import chains, components
     from .tables import judge_table
 
     if p.kind == "heading" or p.kind == "prose" and _BOLD_HEAD.fullmatch(p.text):
@@ -336,9 +339,23 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
                 grouped_prose(here, p, emit):
             return  # \text{KV cache per token} = 2 g d_k = 256: the engine's count, not arithmetic alone
-        for c in chains(p.text):
+        statuses: list[str] = []  # what each finding of this piece said, in order
+        said = emit
+
+        def emit(*args: Any, **kwargs: Any) -> None:
+            statuses.append(args[2])
+            said(*args, **kwargs)
+
+        tuple_at: tuple[Any, int] = (None, 0)  # the tuple being read, and where its findings start
+        for whole, c in ((chain, part) for chain in chains(p.text) for part in components(chain)):
             if c.row in broken:
                 continue
+            if c is not whole and re.fullmatch(r"\s*[A-Za-z]\s*", c.sides[0]) and dim_name(c.sides[0]) is None:
+                continue  # B = 2 of (B, h, n) = (2, 3, 5): a name that is no size of the model
+            if c is not whole and tuple_at[0] is not whole:
+                tuple_at = (whole, len(statuses))
+            elif c is not whole and {"wrong", "inconsistent"} & set(statuses[tuple_at[1]:]):
+                continue  # (B, h, n) = (1, 3, 2) with h = 3 refuted: one statement, one finding; n binds nothing
             alias = _alias(c)
             if alias is not None:
                 doc.aliases = {name: alias for name in c.sides[:-1]}
@@ -412,6 +429,11 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and \
                     doc.known_dims().get(size) not in (None, int(c.sides[-1])) and \
                     doc.earlier(size, int(c.sides[-1])) is not None:
+                back = doc.return_to(_sentence_sizes(p.sentence or p.text))
+                if back is not None:  # "(B, h, n, d_k) = (2, 3, 5, 4)" after a small example in another section
+                    emit(p.line + c.row, c.text, "given", f"returns to the example of line {back}, whose sizes the "
+                         "sentence restates", kind="setting")
+                    continue
                 emit(p.line + c.row, c.text, "given", f"refers to the earlier example where {size} = "
                      f"{c.sides[-1].strip()} (line {doc.earlier(size, int(c.sides[-1]))})", kind="setting")
                 continue
@@ -477,6 +499,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     elif p.kind == "prose":
         from .plain import formula_line, formula_runs, judge_code_prose, judge_traced_shapes
 
+        doc.return_to(_sentence_sizes(p.text))  # it restates an earlier example's sizes: it speaks of that one again
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
         calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
@@ -905,6 +928,20 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     # ("If we had d_k = 8 the bound would be 6.") binds only its own clause: the next sentence is the document's
     doc.local_clause = clause if _CONDITIONAL.search(clause) or counterfactual(clause) else None
     return copy, sizes
+
+
+def _sentence_sizes(sentence: str) -> dict[str, int]:
+    """The sizes a sentence states with a number, ``$h = 3$`` or a tuple ``$(B, h, n) = (2, 3, 5)$``, by name (the
+    first value of each)."""
+    from .read import chains, components
+
+    found: dict[str, int] = {}
+    for tex in re.findall(r"\$([^$]+)\$", sentence):
+        for c in (part for whole in chains(tex) for part in components(whole)):
+            name = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
+            if name is not None and c.sides[1].strip().isdigit():
+                found.setdefault(name, int(c.sides[1]))
+    return found
 
 
 def _written_bindings(text: str) -> list[tuple[str, int]]:

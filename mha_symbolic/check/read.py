@@ -54,8 +54,8 @@ from .tokens import (
     _tokenize,
 )
 
-__all__ = ["OPS", "Chain", "Setting", "Constraint", "normalise", "chains", "settings", "constraints", "scope",
-           "hypothetical", "code_expression"]
+__all__ = ["OPS", "Chain", "Setting", "Constraint", "normalise", "chains", "components", "settings", "constraints",
+           "scope", "hypothetical", "code_expression", "top_level_split"]
 
 OPS = ("eq", "approx", "lt", "le", "gt", "ge", "ne", "in", "colon", "to", "def")
 
@@ -78,6 +78,47 @@ class Chain:
     condition: bool = False
     side_rows: tuple[int, ...] = field(default=(), compare=False)
 
+
+
+def top_level_split(tex: str) -> list[str]:
+    """``tex`` split at the commas outside every bracket and brace (``Q_i, K_i`` into two; ``W_{Q,i}`` whole).
+
+    >>> top_level_split("(B, h), W_{Q,i}")
+    ['(B, h)', ' W_{Q,i}']
+    """
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(tex):
+        depth += (ch in "({[") - (ch in ")}]")
+        if ch == "," and depth == 0:
+            parts.append(tex[start:k])
+            start = k + 1
+    return [*parts, tex[start:]]
+
+
+_TUPLE = re.compile(r"\s*(?:\\left\s*)?\((.*)(?:\\right\s*)?\)\s*", re.S)
+_NUMBER_ENTRY = re.compile(r"\s*\d+(?:(?:\\,|\{,\}|,(?=\d{3}))\d{3})*\s*")
+
+
+def components(c: Chain) -> list[Chain]:
+    r"""A chain of tuples written side by side, ``(B, h, n, d_k) = (2, 3, 5, 4)``, as the chains of its components
+    (``B = 2``, ``h = 3``, ...: each a statement of its own, read like one written alone); any other chain as it is.
+    Every side must be a parenthesised tuple of one length (two or more), the last one of whole numbers.
+
+    >>> [x.sides for x in components(chains("(B, n, d_k) = (2, 5, 4)")[0])]
+    [('B', '2'), ('n', '5'), ('d_k', '4')]
+    """
+    if not c.ops or any(op != "eq" for op in c.ops):
+        return [c]
+    tuples = []
+    for side in c.sides:
+        m = _TUPLE.fullmatch(side)
+        tuples.append([x.strip() for x in top_level_split(m.group(1))] if m else [])
+    width = len(tuples[0])
+    if width < 2 or any(len(t) != width for t in tuples) or not all(_NUMBER_ENTRY.fullmatch(x) for x in tuples[-1]) \
+            or all(_NUMBER_ENTRY.fullmatch(x) for x in tuples[0]):
+        return [c]
+    return [Chain(tuple(t[j] for t in tuples), c.ops, " = ".join(t[j] for t in tuples), c.row, c.condition,
+                  c.side_rows) for j in range(width)]
 
 
 # ----- chains -----------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..statements._base import agrees, shown
 from .judge import _places, _value, judge
 from .model import DocumentModel
 from .numbers import _worst
+from .read import top_level_split
 from .softmax_tables import judge_softmax_table
 
 __all__ = ["judge_table", "table_groups"]
@@ -448,7 +449,7 @@ def _shapes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             named = [_plain_cell(cells[at - 1]) or ""]
         if shape is None or not named:
             continue
-        objects = [x.strip() for x in _top_level(named[0].split("=")[0]) if x.strip()]
+        objects = [x.strip() for x in top_level_split(named[0].split("=")[0]) if x.strip()]
         space = r"\mathbb{R}^{%s \times %s}" % (shape.group(1).strip(), shape.group(2).strip())
         verdicts = [judge(doc, [x, space], ["in"], p.text) for x in objects]
         got = [v for v in verdicts if v is not None]
@@ -472,15 +473,6 @@ def _plain_cell(cell: str) -> str | None:
     return math_words(tex)
 
 
-def _top_level(tex: str) -> list[str]:
-    """``tex`` split at the commas outside brackets and braces (``Q_i, K_i`` into two; ``W_{Q,i}`` whole)."""
-    parts, depth, start = [], 0, 0
-    for j, c in enumerate(tex):
-        depth += (c in "([{") - (c in ")]}")
-        if c == "," and depth == 0:
-            parts.append(tex[start:j])
-            start = j + 1
-    return parts + [tex[start:]]
 
 
 #: a column of amounts of memory, per token or per sequence: ``bytes / token``, ``MiB per sequence``, ``GiB/seq``

@@ -118,6 +118,10 @@ def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str], layer
     if not any(_UNIT.match(t.strip()) for t in sides):
         return None
     read = [_side(t, names, layers) for t in sides]
+    start = next((k for k, r in enumerate(read) if r is not None), len(read))
+    if 0 < start <= len(read) - 2 and all(r is not None for r in read[start:]):
+        # 2 B h n^2 d_k = 2 * 8 * 12 * 1024^2 * 64 = ... GFLOPs with B not fixed: the arithmetic is judged alone
+        sides, ops, read = sides[start:], ops[start:], read[start:]
     if any(r is None for r in read) or not any(r[1] for r in read if r is not None):
         return None
     parsed: list[tuple[Fraction, str | None]] = [r for r in read if r is not None]
