@@ -139,3 +139,11 @@ def test_cross_and_mask_claims_follow_the_model():
     assert sums.decide().verdict == "true"
     # no key left
     assert sums.decide(MultiHeadAttention(n=2, d_model=4, h=2, n_kv=1, mask="key_padding")).verdict == "false"
+
+
+def test_a_flop_count_of_its_own_arithmetic_counts_what_the_sentence_says():
+    doc = _doc(cross=False, n=8, d_model=64, h=4)
+    own = judge_flops(doc, "Per new token, QK^T costs 2 * 4 * 8 * 16 = 1024 FLOPs.")  # one query, all heads
+    assert own[0] == "unchecked" and "2048" in own[1]  # not wrong by the model's count of one head's scores
+    assert judge_flops(doc, "Per new token, QK^T costs 2 * 4 * 8 * 16 = 1000 FLOPs.")[0] == "wrong"
+    assert judge_flops(doc, "The scores of one head take 2048 FLOPs.")[0] == "correct"

@@ -248,3 +248,37 @@ def test_a_ratio_to_mha_is_the_ratio_of_the_variant_the_sentence_speaks_of():
     assert [f.status for f in check_text(FAQ, isolate=False).findings if f.line == 11] == ["correct"]
     flagged = check_text(FAQ.replace("1/32", "1/16"), isolate=False).findings
     assert [(f.line, f.status, f.expected) for f in flagged if f.status == "wrong"] == [(11, "wrong", "32")]
+
+
+CONFIG_D = ("Config D is a 32-layer decoder, $L = 32$, $h = 32$ query heads of size $d_{head} = 128$, in fp16, i.e. 2 "
+            "bytes per value.\n\n"
+            "| Variant | $h_{kv}$ | bytes / token / layer | bytes / token (32 layers) |\n|---|---|---|---|\n"
+            "| MHA   | 32 | 16,384 | 524,288 (512 KiB) |\n"
+            "| GQA-8 | 8  | 4,096  | 131,072 (128 KiB) |\n"
+            "| MQA   | 1  | 512    | 16,384 (16 KiB)   |\n\n"
+            "GQA-8 needs a quarter of the MHA cache.\n")
+
+
+def test_a_column_per_layer_counts_one_layer_and_a_count_before_a_letter_names_it():
+    findings = check_text(CONFIG_D, isolate=False).findings
+    assert [(f.line, f.status) for f in findings if f.status in ("wrong", "inconsistent")] == []
+    assert any(f.line == 1 and "layers (32)" in f.message for f in findings)  # L = 32 counts layers, not tokens
+    assert [f.status for f in findings if f.line in (6, 9)] == ["correct", "correct"]
+    bad = check_text(CONFIG_D.replace("| 4,096  |", "| 8,192  |"), isolate=False).findings
+    assert [(f.line, f.status) for f in bad if f.status == "wrong"] == [(6, "wrong")]
+
+
+def test_a_ratio_of_a_variant_named_with_its_heads_and_of_a_sentences_own_sizes():
+    bad = check_text(CONFIG_D.replace("a quarter", "an eighth"), isolate=False).findings
+    assert [(f.line, f.status, f.expected) for f in bad if f.status == "wrong"] == [(9, "wrong", "4")]
+    own = "We use $h = 32$ heads.\n\nHere h = 12, so GQA with g = 4 stores a third of the MHA cache.\n"
+    assert [f.status for f in check_text(own, isolate=False).findings if f.line == 3] == ["correct"]
+    wrong = check_text(own.replace("a third", "a quarter"), isolate=False).findings
+    assert [(f.line, f.status, f.expected) for f in wrong if f.status == "wrong"] == [(3, "wrong", "3")]
+
+
+def test_query_heads_counted_in_another_paragraph_start_another_example():
+    doc = "We use $d_{model} = 1024$ and $h = 16$ heads.\n\n" + CONFIG_D
+    findings = check_text(doc, isolate=False).findings
+    assert [(f.line, f.status) for f in findings if f.status in ("wrong", "inconsistent")] == []
+    assert [f.status for f in findings if f.line == 11] == ["correct"]  # a quarter: h = 32, not 16

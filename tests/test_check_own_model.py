@@ -99,3 +99,12 @@ def test_a_ratio_to_multi_head_attention_needs_the_query_heads() -> None:
     known = ("We use $h = 32$ query heads and $g = 8$ key/value heads.\n\n"
              "So the GQA cache is 2 times smaller than MHA.\n")
     assert flagged(known) == [3]
+
+
+def test_a_value_written_for_a_vector_the_document_defined_is_computed_from_its_definition() -> None:
+    doc = ("Let $p = \\mathrm{softmax}(z)$ for a vector $z$.\n\nTake logits $z = (2.0,\\ 1.0,\\ -0.5)$. Then\n\n"
+           "$$\np = (0.6897,\\ 0.2537,\\ 0.0566) .\n$$\n")
+    assert [(f.line, f.status) for f in check_text(doc, "doc.md").findings if f.line == 6] == [(6, "correct")]
+    assert flagged(doc.replace("0.2537", "0.2357")) == [6]
+    # without the definition, the value is the document's own (given), as before
+    assert flagged(doc.replace("Let $p = \\mathrm{softmax}(z)$ for a vector $z$.", "Let $z$ be a vector.")) == []

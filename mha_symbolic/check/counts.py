@@ -215,6 +215,8 @@ def _as_variant(M: Any, variant: str | int) -> Any:
 def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
     from ..proofs.counts import kv_cache_per_token
 
+    own = M  # the document's model, before the variant an amount speaks of
+
     amount = _AMOUNT.search(s)
     last = list(_AMOUNT.finditer(s))
     variant = _variant_before(s, last[-1].start()) if last else None
@@ -234,34 +236,9 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
-    at, ratio = next(((k, c) for k, c in read(s) if isinstance(c, RatioClaim)), (0, None))  # "4 times smaller"
-    if ratio and re.search(r"multi-head|\bMHA\b", s, re.I):
-        subject = [v for k, v in variants(s) if k < at and v.kind != "mha"]  # "MQA needs 1/32 of the MHA cache"
-        who = "this model"
-        if variant is None and subject and _variant_heads(subject[-1]) is not None:
-            who = subject[-1].text
-            variant = _variant_heads(subject[-1])
-            M = _as_variant(M, variant)  # type: ignore[arg-type]
-            per_token = kv_cache_per_token(M)
-            rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
-        if M.kv_heads is None and variant is None and doc.known_dims().get("g") is not None:
-            return [("unchecked", "the document's key/value heads are known, its query heads are not: the ratio to "
-                     "multi-head attention (h / g) is not computed", None, "")]
-        mha = kv_cache_per_token(M.replace_options(kv_heads=None))
-        quotient = sympy.cancel(mha / per_token)  # a ratio of variants: h / g, whatever d_k is
-        if getattr(quotient, "free_symbols", None) or not quotient.is_Rational:
-            return [("unchecked", f"the KV cache of multi-head attention over this model's is {quotient}, which "
-                     "depends on sizes the document does not fix", None, "")]
-        factor = Fraction(int(quotient.p), int(quotient.q))
-        stated = ratio.factor
-        sizes_known = not getattr(per_token, "free_symbols", None)
-        why = (f"multi-head attention caches 2 h d_k = {mha} values per token and layer, {who} {rule} = "
-               f"{per_token}: {factor} times fewer" if sizes_known else
-               f"multi-head attention caches 2 h d_k values per token and layer, {who} {rule}: "
-               f"h / g = {factor} times fewer")
-        if _agrees(factor, stated, 1):
-            return [("correct", why, None, "computed")]
-        return [("wrong", f"{why}, not {stated}", str(factor), "computed")]
+    ratios = _ratios(doc, own, M, s)
+    if ratios is not None:  # "GQA needs a quarter of the MHA cache", "MQA is one eighth of GQA"
+        return ratios
     if getattr(per_token, "free_symbols", None):
         return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
                  "fix", None, "")]
@@ -299,6 +276,49 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     other = f" (or {candidates[0]} for one layer)" if len(candidates) > 1 else ""
     return [("wrong", f"{cache_text(rule, count, total, size if in_bytes else None)}{other}, not {m.group(1)} "
              f"{unit}", f"{shown} {unit}", "computed")]
+
+
+def _ratios(doc: DocumentModel, own: Any, M: Any, s: str) -> list[Verdict3] | None:
+    """Each ratio of KV caches the sentence states between two variants, or None when it states none: the variant
+    named right after the ratio is the base ("a quarter of the MHA cache", "one eighth of GQA"; multi-head attention
+    when the sentence names it elsewhere: "by a factor of 4"), the one named before it the subject ("MQA needs
+    1/32 of ...", else the model ``M`` the sentence speaks of).  ``own`` is the document's model."""
+    from ..proofs.counts import kv_cache_per_token
+
+    claims = [(k, c) for k, c in read(s) if isinstance(c, RatioClaim)]
+    named = variants(s)
+    mha = next((v for _, v in named if v.kind == "mha"), None) if re.search(r"multi-head|\bMHA\b", s, re.I) else None
+    out: list[Verdict3] = []
+    for at, ratio in claims:
+        end = at + len(ratio.text)
+        base = next((v for k, v in named if end <= k <= end + 24), None) or mha
+        if base is None:
+            continue
+        subject = [v for k, v in named if k < at and v.kind != "mha" and v is not base]
+        who, variant = (subject[-1].text, _variant_heads(subject[-1])) if subject else ("this model", None)
+        model = (own if variant is None else _as_variant(own, variant)) if subject else M
+        if model.kv_heads is None and variant is None and doc.known_dims().get("g") is not None:
+            out.append(("unchecked", "the document's key/value heads are known, its query heads are not: the ratio to "
+                        "multi-head attention (h / g) is not computed", None, ""))
+            continue
+        other = _variant_heads(base)
+        reference = own.replace_options(kv_heads=None) if base.kind == "mha" else \
+            own if other is None else _as_variant(own, other)
+        mine, theirs = kv_cache_per_token(model), kv_cache_per_token(reference)
+        quotient = sympy.cancel(theirs / mine)  # a ratio of variants: h / g, whatever d_k is
+        if getattr(quotient, "free_symbols", None) or not quotient.is_Rational:
+            out.append(("unchecked", f"the KV cache of {base.text} over {who}'s is {quotient}, which depends on sizes "
+                        "the document does not fix", None, ""))
+            continue
+        factor = Fraction(int(quotient.p), int(quotient.q))
+        rule = "2 g d_k" if model.kv_heads is not None else "2 h d_k"
+        if getattr(mine, "free_symbols", None):
+            why = f"{base.text} caches {factor} times what {who} caches ({rule} per token and layer)"
+        else:
+            why = f"{base.text} caches {theirs} values per token and layer, {who} {rule} = {mine}: {factor} times fewer"
+        out.append(("correct", why, None, "computed") if _agrees(factor, ratio.factor, 1) else
+                   ("wrong", f"{why}, not {ratio.factor}", str(factor), "computed"))
+    return out if claims and out else None
 
 
 def _sentence_of(line: str, at: int, context: str) -> tuple[str, int]:

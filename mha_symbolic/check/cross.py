@@ -89,6 +89,11 @@ def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
         # head or all of them, FLOPs or multiply-adds) is the document's to say, and its formula says it
         return ("correct", f"{' = '.join(terms)} = {stated} in the document's sizes (its own formula; {stage[1]} "
                 f"would be {true} FLOPs: another count of the same stage)", None, "computed")
+    if terms and stated != int(true) and all(_terms_verdict(doc, [t], stated, "") is None for t in terms):
+        # "2 * 32 * 8192 * 128 = 67108864 FLOPs" per new token: arithmetic of its own that holds, counting what the
+        # sentence says it counts; which quantity that is, is not read here
+        return ("unchecked", f"{' = '.join(terms)} = {stated} holds as arithmetic; {stage[1]} would be {true} FLOPs, "
+                "and which quantity the sentence counts (per token, per layer, all heads) is not read", None, "")
     bad = _terms_verdict(doc, terms, int(true), f"{stage[1]} (FLOPs)")
     if bad is not None:
         return bad

@@ -220,9 +220,18 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
     """The verdicts on a sentence about the grouping, the KV cache or the parameters (none when it states
     nothing of the kind); ``context``: the whole sentence a line of it belongs to ("With MHA we would have ...
     \n cache would be 10 GiB")."""
+    from . import scopes
+    from .prose import RatioClaim, read, sentence_sizes, variants
+
     s = _plain(re.sub(r"(\d)\{,\}(?=\d)", r"\1,", text))  # 32{,}768: a thousands separator
     remember(doc, s)
-    if doc.known_dims().get("g") is None:
+    ratio = any(isinstance(c, RatioClaim) for _, c in read(s))
+    own = {k: v for k, v in sentence_sizes(s).items() if k in ("h", "g") and doc.known_dims().get(k) != v} \
+        if ratio else {}
+    if own:  # "Here h = 12, so GQA with g = 4 stores a third of ...": a ratio computed from the sentence's own sizes
+        doc = scopes.with_sizes(doc, own)
+    named = any(v.kind == "mqa" or v.kv_heads is not None for _, v in variants(s))  # GQA-8: its own g
+    if doc.known_dims().get("g") is None and not (named and doc.known_dims().get("h")):
         if _CACHE.search(s) and re.search(rf"\b{_KV}\s+heads?\b|\bGQA\b|\bMQA\b|grouped|multi-query", s, re.I):
             return [("unchecked", "the KV cache of grouped-query attention, but the document never states g", None,
                      "")]

@@ -669,6 +669,17 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 verdicts.append(("given", f"{key} given ({stated.rows} x {stated.cols})", None, ""))
                 continue
             if isinstance(s, Symbol) and dim_name(s.name) is None and s.name not in doc.definitions:
+                from .softmax_forms import defined_value
+
+                defined = defined_value(doc, s.name)  # p = (0.69, ...) after "p = softmax(z)" and z = (2, 1, -0.5)
+                if defined is not None and defined.shape == stated.shape:
+                    ok = all(agrees(x, y, places) for x, y in zip(defined, stated, strict=True))
+                    at = "" if places is None else f" at {places} decimals"
+                    why = f"{tex[i]} = {shown(defined, places)} by the document's own definition of {s.name}, " \
+                        "computed exactly"
+                    verdicts.append(("correct", f"{why}; agrees{at}", None, "computed") if ok else
+                                    ("wrong", f"{why}; not {tex[k].strip()}{at}", shown(defined, places), "computed"))
+                    continue
                 doc.definitions[s.name] = stated  # x = (0, 1, 2)^T: a name the document gives a value
                 doc.bound_in[s.name], doc.bound_line[s.name] = doc.paragraph, doc.line  # in this scope
                 verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols})", None, ""))

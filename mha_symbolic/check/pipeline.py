@@ -642,17 +642,19 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
         return (f"the number of layers ({c.sides[1].strip()}" + ("" if layers == int(c.sides[1]) else
                 f"; {layers} elsewhere") + ")")
     m = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$\s*((?:[\w/-]+\s+){0,2}?)(" + _LAYERS + "|" + _HEADS
-                  + r")\b", p.sentence or "", re.I)
+                  + r")\b", p.sentence or "", re.I) or \
+        re.search(r"()\b" + c.sides[1].strip() + r"[- ](" + _LAYERS + r"|layer)[^$.;]{0,40}\$\s*" +
+                  re.escape(p.text.strip()) + r"\s*\$", p.sentence or "", re.I)  # "a 32-layer decoder, $L = 32$"
     if m is None:
         return None
     value, words = int(c.sides[1]), m.group(1).lower()
-    if re.fullmatch(_LAYERS, m.group(2), re.I):
+    if re.fullmatch(_LAYERS + "|layer", m.group(2), re.I):
         doc.memory["layers"] = value
         doc.memory["layer_name"] = c.sides[0].strip()  # L is the layers in this document from now on
         return f"the number of layers ({value})"
     name = "g" if re.search(r"key|kv|k/v", words) or dim_name(c.sides[0]) == "g" else "h"
     known = doc.known_dims().get(name)
-    if known is None:
+    if known is None or known != value and doc.new_example(name, value):  # another scope: another example
         doc.bind_dim(name, value)
         return f"sets {name} = {value} (the number of {'key/value' if name == 'g' else 'query'} heads)"
     return None if known == value else f"the number of heads ({value}) in a sentence of its own"

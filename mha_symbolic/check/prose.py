@@ -58,7 +58,8 @@ _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixt
              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "1st": 1, "2nd": 2, "3rd": 3,
              "erste": 1, "zweite": 2, "dritte": 3, "vierte": 4, "primer": 1, "primera": 1, "primero": 1,
              "segunda": 2, "segundo": 2, "tercer": 3, "tercera": 3, "tercero": 3, "cuarta": 4, "cuarto": 4}
-_FRACTIONS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8}
+_FRACTIONS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+              "ninth": 9, "tenth": 10, "twelfth": 12, "sixteenth": 16, "thirty-second": 32, "sixty-fourth": 64}
 _REL = {"=": "eq", "<": "lt", ">": "gt", "≤": "le", "≥": "ge", "≠": "ne", "≈": "approx"}
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "ne": "ne"}
 _BOUND_WORDS = {"at most": "le", "up to": "le", "no more than": "le", "not more than": "le", "at least": "ge",
@@ -581,6 +582,17 @@ def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
     named = [(k, k + len(v.text)) for k, v in variants(plain) if v.kv_heads is not None]
     return [(k, s) for k, s in read(plain) if isinstance(s, Setting) and
             not (s.name == "g" and any(a <= k < b for a, b in named))]
+
+
+def sentence_sizes(sentence: str) -> dict[str, int]:
+    """The sizes one sentence writes as relations, ``name = number``: the inputs of a computation the sentence
+    makes itself ("Here h = 12, so GQA with g = 4 stores a third of the MHA cache").  Counts ("32 KV heads down to
+    1") are not among them: they may describe another variant.
+
+    >>> sentence_sizes("Here h = 12, so GQA with g = 4 stores a third of the MHA cache (32 KV heads down to 4).")
+    {'h': 12, 'g': 4}
+    """
+    return {s.name: int(s.value) for _, s in read(_plain(sentence)) if isinstance(s, Setting) and "=" in s.text}
 
 
 def constraints(prose: str) -> list[Constraint]:

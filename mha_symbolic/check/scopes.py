@@ -111,6 +111,7 @@ def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
         setattr(alt, name, copy.copy(getattr(doc, name)))
     alt.constrained, alt.confirmed = set(doc.constrained), set(doc.confirmed)
     alt.history = {k: list(v) for k, v in doc.history.items()}  # a restart there must not write into the document
+    alt.examples = list(doc.examples)
     alt._model = alt._table = None
     if {"d_model", "h"} & sizes.keys() and "d_k" not in sizes:
         alt.dims.pop("d_k", None)

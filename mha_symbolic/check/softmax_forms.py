@@ -70,8 +70,31 @@ def judge_softmax_form(doc: DocumentModel, tex: list[str], ops: list[str]) -> tu
     if not names:
         return None
     if any(t.strip() in names for t in tex):  # p = softmax(z): names p, it is no identity in p and z
-        return "given", f"defines {next(t.strip() for t in tex if t.strip() in names)}", None, ""
+        name = next(t.strip() for t in tex if t.strip() in names)
+        # the document's own definition: a value it later writes for p is computed from the z it then gives
+        doc.memory.setdefault("vector_formulas", {})[name] = next(t for t in tex if t.strip() != name)
+        return "given", f"defines {name}", None, ""
     return _identity(doc, tex, ops[0], names)
+
+
+def defined_value(doc: DocumentModel, name: str) -> Any:
+    r"""The value of a vector the document defined by a formula of vectors (``p = \mathrm{softmax}(z)``), computed
+    from the values it has since given the formula's names (``z = (2, 1, -0.5)``); None when it defined none or a
+    name in the formula has no value."""
+    formula = doc.memory.get("vector_formulas", {}).get(name)
+    if formula is None:
+        return None
+    inputs = set(re.findall(r"(?<![\\A-Za-z_{])([a-z])(?![A-Za-z_(])", formula)) - {"c", "e"}
+    values = {n: doc.definitions.get(n) for n in inputs}
+    if not inputs or not all(isinstance(v, ImmutableMatrix) and 1 in v.shape for v in values.values()):
+        return None
+    for n, v in values.items():
+        row = r"\begin{bmatrix}" + " & ".join(str(x) for x in v or ()) + r"\end{bmatrix}"
+        formula = re.sub(rf"(?<![\\A-Za-z_{{])({n})(?![A-Za-z_(])", row.replace("\\", "\\\\"), formula)
+    try:
+        return _explicit(doc.read(formula))
+    except (MHASymbolicError, ValueError, TypeError):
+        return None
 
 
 def _identity(doc: DocumentModel, tex: list[str], op: str, names: list[str]) -> tuple[str, str, str | None, str]:

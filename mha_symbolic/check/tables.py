@@ -503,12 +503,22 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
     if len(amounts) < 2:
         return False
     sizes = {j: _column_size(c) for j, c in enumerate(cols) if j not in amounts}
+    layers_of = {}  # the layers an amount column counts when its header says: "/ layer" (1), "(32 layers)" (32)
+    for j, m in amounts.items():
+        rest = re.sub(r"[`$*]", "", cols[j])[m.end():]
+        counted = re.search(r"(?:/|\bper)\s*layer\b|\b(\d+)\s+layers\b", rest, re.I)
+        if counted:
+            layers_of[j] = int(counted.group(1) or 1)
     for p in rows:
         cells = [c.strip() for c in p.text.split(" | ")]
         if len(cells) != len(cols):
             continue
+        known_layers = {size: _cell_number(cells[j]) for j, size in sizes.items() if size == "layers"}
+        all_layers = known_layers.get("layers") or doc.memory.get("layers") or \
+            next((v for v in layers_of.values() if v > 1), None)
         per_token: list[tuple[str, list[tuple[Fraction, Fraction]]]] = []  # (column, readings as byte ranges)
         per_sequence: list[tuple[str, list[tuple[Fraction, Fraction]]]] = []
+        L = None  # the layers the row's amounts count (below)
         lengths = {int(m.group("count").replace(",", "")) for m in amounts.values() if m.group("count")}
         for j, m in amounts.items():
             got = _amount(cells[j])
@@ -518,12 +528,16 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             unit = next((u for u in (*_BINARY, *_DECIMAL) if u.lower() == m.group("unit").lower()), "bytes")
             factors = [_BINARY[unit]] if unit in _BINARY else [1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit]]
             half = Fraction(1, 2 * 10 ** places)
-            ranges = [((value - half) * f, (value + half) * f) for f in factors]
+            per = layers_of.get(j)  # "bytes / token / layer": one layer's amount, counted here as every layer's
+            scale = Fraction(1) if per is None else Fraction(all_layers or 0, per) if all_layers else None
+            if scale is None:
+                continue  # a per-layer amount where the document never says how many layers there are
+            ranges = [((value - half) * f * scale, (value + half) * f * scale) for f in factors]
             (per_token if m.group("per").lower() == "token" else per_sequence).append((cols[j], ranges))
         known = {size: _cell_number(cells[j]) for j, size in sizes.items() if size is not None}
         exact: list[tuple[str, Fraction]] = []  # amounts per token computed from the row's sizes
         whole = doc.known_dims()  # what the table's columns do not say, the document's own model does
-        L = known.get("layers") or doc.memory.get("layers")
+        L = all_layers
         g = known.get("g") or known.get("n_kv") or (whole.get("g") if "g" not in sizes.values() else None)
         width, b = known.get("d_k") or whole.get("d_k"), doc.memory.get("bytes")
         if L and g and width and b:
@@ -543,7 +557,9 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             for col, ranges in per_token:
                 checks.append(f"{col}: {name}")
                 if bad is None and not fits(ranges, x):
-                    bad = f"{col} is {name} = {x} bytes, not {cells[cols.index(col)]}"
+                    one = layers_of.get(cols.index(col))  # a column of fewer layers: its share of the amount
+                    share = f" for {one} layer{'s' if one > 1 else ''}: {x * one / L}" if one and L and one != L else ""
+                    bad = f"{col} is {name} = {x} bytes{share}, not {cells[cols.index(col)]}"
         for group in (per_token, per_sequence):
             for (c1, r1), (c2, r2) in zip(group, group[1:], strict=False):
                 checks.append(f"{c1} = {c2}")
