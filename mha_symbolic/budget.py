@@ -46,8 +46,8 @@ from typing import Any, TypeVar
 
 from .errors import InputError, MHASymbolicError
 
-__all__ = ["Budget", "BudgetExceeded", "Deadline", "PieceTimeout", "run_within", "time_limit", "can_isolate",
-           "stop_workers"]
+__all__ = ["Budget", "BudgetExceeded", "Deadline", "PieceTimeout", "run_within", "time_limit", "fired",
+           "can_isolate", "stop_workers"]
 
 T = TypeVar("T")
 GIB = 1 << 30
@@ -386,6 +386,17 @@ def _reap(pid: int) -> int:
             continue
 
 
+#: how many times a piece's timer has fired in this process (see :func:`fired`)
+_FIRED = 0
+
+
+def fired() -> int:
+    """How many times a piece's timer has fired in this process: a library that catches every exception may
+    swallow :class:`PieceTimeout` and raise its own error instead; comparing this count before and after a call
+    tells the caller that it was the timer (so a piece over its time is reported as that, whatever the load)."""
+    return _FIRED
+
+
 @contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise :class:`PieceTimeout` inside the block after ``seconds``.
@@ -399,6 +410,8 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
+        global _FIRED
+        _FIRED += 1
         raise PieceTimeout()
 
     old_handler = signal.signal(signal.SIGALRM, handler)

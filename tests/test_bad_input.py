@@ -507,3 +507,23 @@ def test_malformed_names_the_problem(tex, why):
     from mha_symbolic.parse.latex import malformed
 
     assert malformed(tex) == why
+
+
+def test_a_piece_timer_a_library_swallows_is_still_the_timer(monkeypatch):
+    """latex2sympy catches every exception: a piece timer firing inside it came back as the library's own error
+    ("not read") when a busy machine made the reading slow. The piece is reported as over its time, whatever the
+    load: here a reading that never ends unless the timer stops it."""
+    import latex2sympy2_extended
+
+    def swallowing(*args, **kwargs):
+        try:
+            end = time.monotonic() + 5  # (only a bound, should the timer never fire: the test then fails, not hangs)
+            while time.monotonic() < end:
+                pass
+        except BaseException:
+            pass
+        raise Exception("the library's own error")
+
+    monkeypatch.setattr(latex2sympy2_extended, "latex2sympy", swallowing)
+    report = check_text("$$x_{swallowed} + 17 = 19$$\n", seconds_per_fragment=0.3, isolate=False)
+    assert [f.message[:20] for f in report.findings] == ["gave up after 0.3 s "]

@@ -99,8 +99,9 @@ CASES = {
                     ("rank", "M", "lt", "full")],
                    "So the soldier has rank 2 in the army.", []),
     "ratio_claim": ("It is 32 / 8 = 4 times smaller, a quarter of the MHA cache, 1/5 of it, by a factor of 2.5, "
-                    "an eighth of MHA, a thirty-second of it.",
-                    [("ratio", "4"), ("ratio", "4"), ("ratio", "5"), ("ratio", "2.5"), ("ratio", "8"), ("ratio", "32")],
+                    "an eighth of MHA, a thirty-second of it, eight times less.",
+                    [("ratio", "4"), ("ratio", "4"), ("ratio", "5"), ("ratio", "2.5"), ("ratio", "8"), ("ratio", "32"),
+                     ("ratio", "8")],
                     "It takes 4 times as long and a quarter more.", []),
     "token_scope": ("The first token and token 3.", [("token", 1), ("token", 3)],
                     "The tokenizer makes 3 pieces.", []),

@@ -633,3 +633,58 @@ def test_an_equation_in_weights_the_document_never_defined_is_not_refuted():
     doc = "Let $v_1 = (1, 0)$ and $v_2 = (0, 1)$.\n\nThe output is $\\alpha_1 v_1 + \\alpha_2 v_2 = (0.2 + 0.2; 0.6)$.\n"
     assert flags(doc) == []
     assert statuses(doc, 3) == ["unchecked"]
+
+
+def test_equalities_inside_a_chain_of_order_relations_bind_like_any_other():
+    doc = ("The base model has $d_{model} = 512$, $h = 8$, so $d_k = 64$, and a context of $n = 1024$.\n\n"
+           "When the sequence is shorter, e.g. $n = 50 < d_k = 64$, the bound is $\\min(n, d_k) = 50 = n$.\n")
+    assert flags(doc) == []
+    assert (3, "wrong") in flags(doc.replace("= 50 = n$", "= 64 = n$"))
+
+
+def test_a_shape_the_document_declares_for_its_own_matrix_lives_in_its_example():
+    doc = ("In the base model $h d_v = 8 \\cdot 64 = 512$, so $H$ is $n \\times 512$.\n\n"
+           "In the toy setting with $h = 2$ heads of size $d_v = 2$ and $n = 4$, $H$ is $4 \\times 4$.\n")
+    assert flags(doc) == []
+    same = doc.replace(".\n\nIn the toy setting", ".\nIn the toy setting")
+    assert flags(same) != []  # one paragraph giving H two shapes contradicts itself
+
+
+def test_a_shape_said_in_words_of_another_language():
+    doc = ("Agora $n = 2$, $d_{model} = 6$ e $h = 3$.\n\n"
+           "A saída $\\mathrm{Concat}\\, W^O$ volta a ter forma $2 \\times 6$.\n")
+    assert statuses(doc, 3) == ["correct"]
+    assert flags(doc.replace("$2 \\times 6$", "$6 \\times 2$")) == [(3, "wrong")]
+
+
+def test_a_later_section_may_speak_of_the_example_before_a_small_one_of_its_own():
+    doc = ("We take $d_{model} = 1024$, $h = 16$, so $d_k = d_v = 1024/16 = 64$, and $n = 512$.\n\n"
+           "## A small example\n\nHere $n = 3 > d_k = 2$, so the scores cannot be full rank.\n\n"
+           "## Back to the layer\n\nThe head output uses $V_i = X W_i^V \\in \\mathbb{R}^{n \\times 64}$.\n")
+    assert flags(doc) == []  # holds in the example before the small one: not judged against the small one
+    assert statuses(doc, 9)[-1] == "unchecked"
+    assert flags(doc.replace("n \\times 64", "n \\times 32")) == [(9, "wrong")]  # holds in neither
+
+
+SMALL = ("We take $d_{model} = 1024$, $h = 16$ and $n = 512$.\n\n## Rank\n\n"
+         "A small example with $n = 3$ and $d_k = 2$ shows this. Take\n\n"
+         "$$\nQ = \\begin{pmatrix} 1 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\end{pmatrix}, \\qquad\n"
+         "K = \\begin{pmatrix} 1 & 2 \\\\ 0 & 1 \\\\ 1 & 0 \\end{pmatrix}, \\qquad\n"
+         "S = Q K^\\top = \\begin{pmatrix} 1 & 0 & 1 \\\\ 2 & 1 & 0 \\\\ 3 & 1 & 1 \\end{pmatrix}.\n$$\n\n"
+         "Here $n = 3 > d_k = 2$, so $\\det S = 0$ and $\\operatorname{rank}(S) = 2$.\n\n"
+         "$$\nA = \\operatorname{softmax}(S) \\approx \\begin{pmatrix} 0.4223 & 0.1554 & 0.4223 \\\\ "
+         "0.6652 & 0.2447 & 0.0900 \\\\ 0.7870 & 0.1065 & 0.1065 \\end{pmatrix}\n$$\n")
+
+
+def test_a_new_example_keeps_the_values_its_section_gave_before_it():
+    findings = check_text(SMALL, isolate=False).findings
+    assert [(f.line, f.status) for f in findings if f.status in ("wrong", "inconsistent")] == []
+    assert [f.status for f in findings if f.line == 13 and f.kind == "rank"] == ["correct"]  # rank(S) on the values
+    assert (13, "wrong") in flags(SMALL.replace("\\operatorname{rank}(S) = 2", "\\operatorname{rank}(S) = 1"))
+
+
+def test_a_matrix_the_document_gave_a_name_is_a_matrix_inside_functions():
+    findings = check_text(SMALL, isolate=False).findings
+    assert [f.status for f in findings if f.line == 13 and "det" in f.latex] == ["correct"]
+    assert [f.status for f in findings if f.line == 16] == ["correct"]  # softmax(S) of the given S
+    assert (16, "wrong") in flags(SMALL.replace("0.6652 & 0.2447", "0.6452 & 0.2647"))

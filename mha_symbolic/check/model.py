@@ -165,6 +165,12 @@ def _python_lists(t: str) -> str:
 _ENTRY = re.compile(r"\s*([-−]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*")
 
 
+def _numeric_matrix(value: Any) -> bool:
+    """A matrix of numbers (not a single number)."""
+    return isinstance(value, ImmutableMatrix) and value.shape != (1, 1) and \
+        all(getattr(x, "is_number", False) for x in value)
+
+
 def numeric_matrix(tex: str) -> ImmutableMatrix | None:
     r"""``\begin{bmatrix} 1 & -0.5 \\ 2 & 3 \end{bmatrix}`` (any matrix environment) of plain decimals as an
     exact matrix, or None when the text is anything else.
@@ -409,6 +415,8 @@ class DocumentModel:
     history: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # sizes of earlier examples, with lines
     examples: list[tuple[dict[str, int], dict[str, int]]] = field(default_factory=list)  # each earlier example's
     # sizes together, with the lines that bound them
+    example_section: int = 0  # the section (headings seen) the current example started in
+    section_paragraph: int = 0  # the first scope (paragraph) of the current section
     confirmed: set[str] = field(default_factory=set)  # model steps the document used as the model does (K_1)
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
@@ -517,13 +525,21 @@ class DocumentModel:
         for k, v in self.known_dims().items():
             self.history.setdefault(k, []).append((v, self.bound_line.get(k, 0)))
         self.examples.append((self.known_dims(), dict(self.bound_line)))
+        self.example_section = self.section
         here = [k for k in self.dims if self.bound_in.get(k, (None,))[0] == self.paragraph[0]]  # the new example's
         kept = ({k: self.dims[k] for k in here}, {k: self.bound_in[k] for k in here},
                 {k: self.bound_line[k] for k in here if k in self.bound_line})  # own sizes, set before in its scope
+        # the values the document gave its own names earlier in this section: the new example's ("A small example:
+        # take Q = ..., K = ...  Here n = 3 > d_k = 2")
+        own = [k for k in self.definitions if self.section_paragraph <= self.bound_in.get(k, (-1,))[0]]
+        definitions = {k: self.definitions[k] for k in own}
+        scopes = {k: self.bound_in[k] for k in own} | kept[1]
+        lines = {k: self.bound_line[k] for k in own if k in self.bound_line} | kept[2]
+        formulas = {k: self.formulas[k] for k in own if k in self.formulas}
         self.dims, self.values, self.assumed, self.shapes = {}, {}, {}, {}
-        self.definitions, self.aliases, self.bound_in, self.bound_line = {}, {}, {}, {}
-        self.dims, self.bound_in, self.bound_line = kept
-        self.formulas, self.declared = {}, {}
+        self.definitions, self.aliases, self.bound_in, self.bound_line = definitions, {}, scopes, lines
+        self.dims = kept[0]
+        self.formulas, self.declared = formulas, {}
         self.confirmed = set()
         self._model = self._table = None
 
@@ -624,8 +640,13 @@ class DocumentModel:
         as a matrix of that shape; None for any other name."""
         name = key.replace("{", "").replace("}", "")
         if name not in self.definitions and name in self.declared:
-            return MatrixSymbol(name, *self.declared[name])
-        if name not in self.formulas or not getattr(self.definitions.get(name), "is_Matrix", False):
+            from .shapes import _size
+
+            return MatrixSymbol(name, *(_size(self, x) for x in self.declared[name]))
+        value = self.definitions.get(name)
+        if name not in self.formulas and name[:1].isupper() and _numeric_matrix(value):
+            return value  # S given as numbers: a matrix inside a function too (softmax(S), det S)
+        if name not in self.formulas or not getattr(value, "is_Matrix", False):
             return None  # (a value the document gave a name is put in after the reading, as before)
         got = self._definition(name)
         return got if getattr(got, "is_Matrix", False) else None
@@ -644,6 +665,11 @@ class DocumentModel:
             return base[slice(ends[0], ends[1]), slice(ends[2], ends[3])]
         text = self._local_names(tex)
         text = canonical_tex(text, self.zero_based)
+        for name, value in self.definitions.items():
+            if name[:1].isupper() and _numeric_matrix(value) and re.search(
+                    rf"(?<![\\A-Za-z])(?:e\s*\^\s*\{{?|\\exp\s*(?:\\left)?\(?)\s*{re.escape(name)}(?![\w'])", text):
+                raise ParseError(f"e^{{{name}}} of the matrix {name}: the document does not say whether it means the "
+                                 "entrywise exponential or the matrix exponential")
         literal = numeric_matrix(text)
         if literal is not None:  # a matrix of numbers: read directly (the grammar is slow on large ones)
             return literal

@@ -96,6 +96,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
             scope_key = key
             counter += 1
         doc.paragraph = (counter, where[1])  # and within it, a list item
+        if p.kind == "heading":
+            doc.section_paragraph = counter + 1  # the first scope of the section this heading opens
         doc.line = p.line
         if deadline.expired():
             if not report.stopped:
@@ -153,13 +155,19 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                          findings: list[Any], start: int, paragraph: str) -> None:
     """A wrong or inconsistent finding that holds in a configuration its paragraph states ("What if $h$ were
-    16?  Then $d_k = 32$") is about that configuration: it becomes ``unchecked``, saying so (:mod:`.scopes`)."""
+    16?  Then $d_k = 32$") is about that configuration: it becomes ``unchecked``, saying so (:mod:`.scopes`).  So does
+    one in a later section than the one where the current example started, that holds in the example before it: a
+    section after a small example of its own may speak of the main example again without restating its sizes."""
     from dataclasses import replace
 
     flagged = [i for i in range(start, len(findings)) if findings[i].status in ("wrong", "inconsistent")]
     if not flagged:  # the common case costs nothing: the paragraph is read only for a flagged piece
         return
-    for sizes in scopes.other_configurations(before, paragraph.replace(p.text, " ")):  # sizes stated elsewhere
+    configurations = scopes.other_configurations(before, paragraph.replace(p.text, " "))  # sizes stated elsewhere
+    earlier = before.examples[-1] if before.examples and before.example_section < before.section else None
+    if earlier is not None and earlier[0]:
+        configurations.append(dict(earlier[0]))
+    for sizes in configurations:
         rerun: list[Any] = []
 
         def emit(line: int, tex: str, status: str, message: str = "", expected: str | None = None, kind: str = "",
@@ -179,12 +187,15 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
         holds = {(line, tex, kind) for line, tex, kind, status in rerun if status == "correct"} - flags
         said = ", ".join(f"{k} = {v}" for k, v in sizes.items())
         model = ", ".join(f"{k} = {scopes.model_sizes(before).get(k)}" for k in sizes)
+        where = "which its paragraph states" if earlier is None or sizes is not configurations[-1] else \
+            f"the example before the one this document started in an earlier section (line " \
+            f"{min(earlier[1].values(), default='?')})"
         for i in flagged:
             f = findings[i]
             if f.status in ("wrong", "inconsistent") and (f.line, f.latex, f.kind) in holds:
                 findings[i] = replace(f, status="unchecked", expected=None, basis="", message=(
-                    f"holds with {said}, which its paragraph states; the document's model has {model}: about that "
-                    "configuration, not judged against the model"))
+                    f"holds with {said}, {where}; the document's model has {model}: about that configuration, not "
+                    "judged against the model"))
 
 
 def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
@@ -379,7 +390,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             sized = re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", c.text))  # a size in it, not 1024 > 2048
             relation = set(c.ops) <= {"lt", "le", "gt", "ge"} or set(c.ops) <= {"eq", "ne"} and not any(
                 re.fullmatch(r"\s*[\d.]+\s*", x) for x in c.sides)  # "when $N = d_k$": two sizes, no number
-            if c.ops and relation and sized and _regime(p):
+            if c.ops and relation and sized and c is whole and _regime(p):
                 emit(p.line + c.row, c.text, "given", "a condition (when it holds), not a claim that it does",
                      kind="setting")  # "the quadratic term overtakes the linear one when $n > 2d$"
                 continue

@@ -424,12 +424,15 @@ class _Reader(Transformer):  # type: ignore[type-arg]
 
     @v_args(meta=True)
     def ratio_claim(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
-        number = next((c for c in children if c.type == "DECIMAL"), None)
+        number = next((str(c) for c in children if c.type == "DECIMAL"), None)
+        spelled = next((str(c) for c in children if c.type == "NUMBER_WORD"), None)
+        if spelled is not None:  # "eight times less"
+            number = str(_NUMBER_WORDS[spelled.lower()])
         if number is None:  # "a quarter of", "1/5 of"
             word = children[0].lower().split()[-1]
             factor = word.split("/")[1] if "/" in word else str(_FRACTIONS[word])
         else:
-            factor = str(number)
+            factor = number
         return self._at(meta, RatioClaim(factor, _text(meta, self.sentence)))
 
     @v_args(meta=True)

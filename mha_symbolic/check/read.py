@@ -81,15 +81,16 @@ class Chain:
 
 
 def top_level_split(tex: str) -> list[str]:
-    """``tex`` split at the commas outside every bracket and brace (``Q_i, K_i`` into two; ``W_{Q,i}`` whole).
+    r"""``tex`` split at the commas outside every bracket and brace (``Q_i, K_i`` into two; ``W_{Q,i}`` whole; TeX's
+    thin space ``\,`` is no comma).
 
-    >>> top_level_split("(B, h), W_{Q,i}")
-    ['(B, h)', ' W_{Q,i}']
+    >>> top_level_split(r"(B, h), W_{Q,i}, \mathrm{Concat}\, W^O")
+    ['(B, h)', ' W_{Q,i}', ' \\mathrm{Concat}\\, W^O']
     """
     parts, depth, start = [], 0, 0
     for k, ch in enumerate(tex):
         depth += (ch in "({[") - (ch in ")}]")
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not tex[k - 1:k] == "\\":
             parts.append(tex[start:k])
             start = k + 1
     return [*parts, tex[start:]]
@@ -99,14 +100,38 @@ _TUPLE = re.compile(r"\s*(?:\\left\s*)?\((.*)(?:\\right\s*)?\)\s*", re.S)
 _NUMBER_ENTRY = re.compile(r"\s*\d+(?:(?:\\,|\{,\}|,(?=\d{3}))\d{3})*\s*")
 
 
+_SIGN = {"lt": "<", "le": "\\le", "gt": ">", "ge": "\\ge"}
+
+
 def components(c: Chain) -> list[Chain]:
     r"""A chain of tuples written side by side, ``(B, h, n, d_k) = (2, 3, 5, 4)``, as the chains of its components
-    (``B = 2``, ``h = 3``, ...: each a statement of its own, read like one written alone); any other chain as it is.
-    Every side must be a parenthesised tuple of one length (two or more), the last one of whole numbers.
+    (``B = 2``, ``h = 3``, ...: each a statement of its own, read like one written alone); a chain of equalities and
+    order relations, ``n = 50 < d_k = 64``, as its runs of equalities and then its other relations; any other chain
+    as it is.  Every side of a tuple chain must be a parenthesised tuple of one length (two or more), the last one of
+    whole numbers.
 
     >>> [x.sides for x in components(chains("(B, n, d_k) = (2, 5, 4)")[0])]
     [('B', '2'), ('n', '5'), ('d_k', '4')]
+    >>> [(x.sides, x.ops) for x in components(chains("n = 50 < d_k = 64")[0])]
+    [(('n', '50'), ('eq',)), (('d_k', '64'), ('eq',)), (('50', 'd_k'), ('lt',))]
     """
+    from .model import dim_name
+
+    if c.ops[:1] == ("eq",) and dim_name(c.sides[0]) is not None and {"lt", "le", "gt", "ge"} & set(c.ops) and \
+            set(c.ops) <= {"eq", "lt", "le", "gt", "ge"}:
+        # n = 50 < d_k = 64, opening with a size set: the runs joined by '=' (n = 50, d_k = 64), then each other
+        # relation (50 < d_k); a chain that opens with anything else ("rank(S) <= d_k = 64") is one statement
+        runs, relations, start = [], [], 0
+        for k, op in enumerate(c.ops + ("lt",)):
+            if op != "eq":
+                if k > start:
+                    runs.append(Chain(c.sides[start:k + 1], c.ops[start:k], " = ".join(c.sides[start:k + 1]), c.row,
+                                      c.condition))
+                if k < len(c.ops):
+                    relations.append(Chain(c.sides[k:k + 2], (op,), f"{c.sides[k]} {_SIGN[op]} {c.sides[k + 1]}",
+                                           c.row, c.condition))
+                start = k + 1
+        return runs + relations
     if not c.ops or any(op != "eq" for op in c.ops):
         return [c]
     tuples = []

@@ -13,7 +13,7 @@ from .shapes import shape_product
 
 __all__ = ["prose_statement"]
 
-_SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño)"
+_SHAPE_WORDS = r"(?:shape|form|dimensions?|größe|forma|tamaño|dimensão|dimensione|taille)"
 
 
 _ROLES = [(r"scaled (?:raw )?scores|scaled logits", "S'"), (r"(?:raw )?scores|logits", "S"),
@@ -49,7 +49,10 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
     if _code_spans(doc, p, emit, scoped or {}):
         return
     # (a shape of more than two sizes, "(2, 12, 128, 128)", is batched: not read as its first two)
-    stated = re.search(r"\$([^$]+)\$\s+(?:is|has shape|of shape|ist|es|est)\s+(?:\$\s*)?(?:\(\s*)?(\w{1,64})\s*"
+    # "$M$ is $a \times b$", or a shape word in any language up to three words after the name ("$M$ volta a ter
+    # forma $2 \times 6$", "$M$ hat die Form ...")
+    stated = re.search(r"\$([^$]+)\$\s+(?:is|ist|es|est|(?:[^\s$]+\s+){0,3}?" + _SHAPE_WORDS +
+                       r"(?:\s+(?:de|di|of|von))?)\s+(?:\$\s*)?(?:\(\s*)?(\w{1,64})\s*"
                        r"(?:\\times|×|x|,)\s*(\w+)(?!\s*,\s*\w)\s*\)?\s*\$?(?![\w^])", p.text)
     plain = None if stated else re.match(r"\s*([^\s$`]+)\s+(?:is|has shape|ist|es|est)\s+(\d+)\s*(?:×|x)\s*(\d+)\b",
                                          p.text)

@@ -92,13 +92,25 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             shape = subject.shape
         elif hasattr(subject, "shape"):
             shape = tuple(_size(doc, x) for x in subject.shape)
+            name = getattr(subject, "name", None)
+            scope = doc.bound_in.get(name or "")
+            if name in doc.declared and scope is not None and scope[0] != doc.paragraph[0] and \
+                    any(simplify(as_sympy(a) - as_sympy(b)) != 0 for a, b in zip(shape, stated, strict=True)):
+                # H declared n x 512 for the base model, 4 x 4 in the toy setting: another example, as for a value
+                was = f"{shape[0]} x {shape[1]} (line {doc.bound_line.get(name or '', '?')})"
+                doc.declared[name] = tuple(doc.read(t) for t in shape_tex)
+                doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
+                return ("given", f"{tex[where].strip()} declared {stated[0]} x {stated[1]} in another example "
+                        f"(declared {was} in another paragraph)", None, "")
         else:
             from .grouped import stacked_shape
 
             stacked = stacked_shape(doc, tex[where], stated)
             if stacked is None and isinstance(subject, Symbol) and subject.name not in doc.definitions:
                 # W_Q in R^{d x d_k} of one head; C in R^{h d_v x n}; h in R^{4 x 3}, a size's letter made a matrix
-                doc.declared[subject.name] = stated
+                # kept in the sizes as written (n x 512): another example's n gives it another shape
+                doc.declared[subject.name] = tuple(doc.read(t) for t in shape_tex)
+                doc.bound_in[subject.name], doc.bound_line[subject.name] = doc.paragraph, doc.line
                 return ("given", f"{tex[where].strip()} declared {stated[0]} x {stated[1]}: a matrix of the document's "
                         "own" + (" (elsewhere the letter of a size)" if dim_name(subject.name) else ""), None, "")
             return stacked or ("unchecked", f"{tex[where]} is not a matrix", None, "")

@@ -504,9 +504,11 @@ def _latex2sympy(text: str, shapes: tuple[tuple[str, tuple[Any, ...] | None], ..
     from latex2sympy2_extended.latex2sympy2 import ConversionConfig
     from latex2sympy2_extended.math_normalization import NormalizationConfig
 
+    from ..budget import PieceTimeout, fired
     from .prediction_cache import warm
 
     warm()
+    timers = fired()
     variables = {k: MatrixSymbol(k, *shape) if shape is not None else Symbol(k) for k, shape in shapes}
     config = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
     normal = NormalizationConfig(basic_latex=False, units=False, malformed_operators=False, nits=False,
@@ -517,6 +519,8 @@ def _latex2sympy(text: str, shapes: tuple[tuple[str, tuple[Any, ...] | None], ..
             return latex2sympy(text, variable_values=variables, conversion_config=config,
                                normalization_config=normal)
     except Exception as e:  # the library raises bare Exceptions
+        if fired() != timers:  # the piece's timer fired inside the library, which turned it into its own error
+            raise PieceTimeout() from None
         raise ParseError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
 
 
