@@ -99,3 +99,31 @@ def test_a_subject_written_with_its_set_is_the_matrix():
     text = ROWS + "So every row of $A \\in \\mathbb{R}^{n \\times n}$ sums to one.\n"
     assert verdicts(text, "axis") == [(3, "correct")]
     assert verdicts(text.replace("row of", "column of"), "axis") == [(3, "wrong")]
+
+
+WEIGHT_ROWS = ("Sia $n = 2$, $d_{model} = 2$ e $h = 1$, con\n\n"
+               "$$X = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix},\\quad W^Q = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 "
+               "\\end{bmatrix},"
+        "\\quad W^K = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix},\\quad W^V = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 "
+        "\\end{bmatrix}$$\n\n"
+        "I pesi $A_1$ (4 decimali) sono:\n\n- riga 1: $(0.6698,\\ 0.3302)$\n- riga 2: $(0.3302,\\ 0.6698)$\n\n"
+        "## Maschera causale\n\nCon la maschera causale i pesi diventano:\n\n- riga 1: $(1,\\ 0)$\n"
+        "- riga 2: $(0.3302,\\ 0.6698)$\n\n## Di nuovo senza maschera\n\n"
+        "Il primo token: riga 1: $(0.6698,\\ 0.3302)$.\n")
+
+
+def test_a_row_of_the_weights_written_in_prose_is_that_row_of_the_heads_weights():
+    findings = check_text(WEIGHT_ROWS, "rows.md").findings
+    assert [(f.line, f.status) for f in findings if f.line in (7, 8)] == [(7, "correct"), (8, "correct")]
+    flagged = check_text(WEIGHT_ROWS.replace("riga 2: $(0.3302,\\ 0.6698)$", "riga 2: $(0.3502,\\ 0.6498)$", 1),
+                         "rows.md").findings
+    assert [(f.line, f.status) for f in flagged if f.status == "wrong"] == [(8, "wrong")]
+
+
+def test_masked_rows_of_a_document_that_speaks_of_the_causal_mask_in_any_language():
+    findings = check_text(WEIGHT_ROWS, "rows.md").findings
+    assert [(f.line, f.status) for f in findings if f.line in (14, 15)] == [(14, "correct"), (15, "correct")]
+    assert "causal mask" in next(f.message for f in findings if f.line == 14)
+    # a later section speaking of the unmasked weights again is not judged against the mask
+    assert [f.status for f in findings if f.line == 19] == ["unchecked"]
+    assert not [f for f in findings if f.status in ("wrong", "inconsistent")]

@@ -434,7 +434,7 @@ def test_a_sentence_with_a_setting_and_a_range():
     ("We use $h = 2$ heads.", {}),
     ("With only one token, attention has nothing to choose between.", {}),
     ("Stacking 3 tokens gives", {}),
-    ("Der erste Eintrag der zweiten Zeile von $A_2$", {}),
+    ("Der erste Eintrag der zweiten Zeile von $A_2$", {"token": 2}),  # a row of the weights is a token's; no head
     ("with head dimension d_k = 64 throughout", {"d_k": 64}),
 ])
 def test_scope(sentence, expected):

@@ -609,7 +609,8 @@ def test_a_formula_in_sizes_not_fixed_still_has_its_arithmetic_judged():
     doc = "The FLOPs are $2 \\cdot B \\cdot h \\cdot n^2 \\cdot d_k = 2 \\cdot 8 \\cdot 12 \\cdot 1024^2 \\cdot 64 = " \
         "12\\,884\\,901\\,888 \\approx 12.9$ GFLOPs.\n"
     assert flags(doc) == []
-    assert flags(doc.replace("12\\,884\\,901\\,888 \\approx 12.9", "6\\,442\\,450\\,944 \\approx 6.4")) == [(1, "wrong")]
+    planted = doc.replace("12\\,884\\,901\\,888 \\approx 12.9", "6\\,442\\,450\\,944 \\approx 6.4")
+    assert flags(planted) == [(1, "wrong")]
 
 
 def test_a_mask_drawn_as_a_matrix_makes_the_example_causal_in_any_language():
@@ -630,7 +631,8 @@ def test_a_refuted_tuple_binds_none_of_its_sizes():
 
 
 def test_an_equation_in_weights_the_document_never_defined_is_not_refuted():
-    doc = "Let $v_1 = (1, 0)$ and $v_2 = (0, 1)$.\n\nThe output is $\\alpha_1 v_1 + \\alpha_2 v_2 = (0.2 + 0.2; 0.6)$.\n"
+    doc = ("Let $v_1 = (1, 0)$ and $v_2 = (0, 1)$.\n\n"
+           "The output is $\\alpha_1 v_1 + \\alpha_2 v_2 = (0.2 + 0.2; 0.6)$.\n")
     assert flags(doc) == []
     assert statuses(doc, 3) == ["unchecked"]
 

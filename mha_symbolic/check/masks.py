@@ -157,7 +157,8 @@ def judge_mask_sentence(doc: DocumentModel, text: str) -> tuple[str, str, str | 
 CAUSAL_WORDS = re.compile(
     r"\bcausal\b(?:\s*\([^)]{0,30}\))?\s+(?:mask|masking|attention|self-attention|decoder|model|language|transformer)"
     r"|\blook-?\s*ahead\s+mask|\bmasked\s+self-attention|\bsubsequent\s+mask|\bdecoder\s+(?:mask|self-attention)"
-    r"|\bautoregressive\s+(?:mask|masking|attention|decoder)|\bcausal(?:ly)?\s+masked|\bmasking\s+(?:of\s+)?future",
+    r"|\bautoregressive\s+(?:mask|masking|attention|decoder)|\bcausal(?:ly)?\s+masked|\bmasking\s+(?:of\s+)?future"
+    r"|\b(?:máscara|maschera|masque|maske)\s+(?:causal|causale|kausale)\b|\bkausale\s+maske\b",
     re.I)
 _MATRIX_ENVIRONMENT = re.compile(r"\\begin\{([pbvBV]?matrix)\}(.*?)\\end\{\1\}", re.S)
 

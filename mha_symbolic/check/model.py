@@ -129,7 +129,7 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\mathrm\{MultiHead\}(?!\s*(?:\\left)?\()", r"\\mathrm{MultiHead}(X, X, X)", t)  # MultiHead alone
     t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
     t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", _stacked, t)
-    t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=_)", "S'", t)  # \tilde S_i: the scaled scores
+    t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=\s*[_^])", "S'", t)  # \tilde S_i, \tilde S^{(i)}: the scaled scores
     t = _SCRIPTED.sub(lambda m: _spelling(m, zero_based), t)
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
@@ -417,6 +417,7 @@ class DocumentModel:
     # sizes together, with the lines that bound them
     example_section: int = 0  # the section (headings seen) the current example started in
     section_paragraph: int = 0  # the first scope (paragraph) of the current section
+    causal_section: int = 0  # the section in which the model last became causal (or not)
     confirmed: set[str] = field(default_factory=set)  # model steps the document used as the model does (K_1)
     convention: str = "projection"
     memory: dict[str, Any] = field(default_factory=dict)  # layers and bytes per value a document states (KV cache)
@@ -456,6 +457,7 @@ class DocumentModel:
         """The document's worked example is causal (or, again, not): its model applies the causal mask."""
         if causal != self.causal:
             self.causal = causal
+            self.causal_section = self.section
             self._model = self._table = None
 
     def bind_dim(self, name: str, value: int) -> None:

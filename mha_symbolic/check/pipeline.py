@@ -27,7 +27,7 @@ from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
 from .prose_amounts import judge_prose_amounts
-from .prose_claims import document_axes, judge_prose_claims
+from .prose_claims import document_axes, judge_prose_claims, judge_weight_rows
 from .report import Finding, Report
 from .sentences import prose_statement
 from .softmax_tables import softmax_calls
@@ -167,7 +167,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
     earlier = before.examples[-1] if before.examples and before.example_section < before.section else None
     if earlier is not None and earlier[0]:
         configurations.append(dict(earlier[0]))
-    for sizes in configurations:
+    unmasked = before.causal and before.causal_section < before.section  # the mask of an earlier section
+    for sizes in configurations + ([{}] if unmasked else []):
         rerun: list[Any] = []
 
         def emit(line: int, tex: str, status: str, message: str = "", expected: str | None = None, kind: str = "",
@@ -177,25 +178,32 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
         def row_emit(q: Any, status: str, message: str, expected: str | None, kind: str, *args: Any,
                      rerun: list[Any] = rerun) -> None:
             rerun.append((q.line, q.text, kind, status))
+        other = scopes.with_sizes(before, sizes)
+        if not sizes:
+            other.use_causal(False)
         try:
-            _piece(scopes.with_sizes(before, sizes), p, index, groups, emit, row_emit)
+            _piece(other, p, index, groups, emit, row_emit)
         except (MHASymbolicError, RecursionError, ValueError, TypeError, ZeroDivisionError, AttributeError,
                 IndexError, KeyError, NotImplementedError, re.error):
             continue
         # the same statement (line, text, kind) is correct there and nothing of its kind is flagged there
         flags = {(line, tex, kind) for line, tex, kind, status in rerun if status in ("wrong", "inconsistent")}
-        holds = {(line, tex, kind) for line, tex, kind, status in rerun if status == "correct"} - flags
+        special = not sizes  # without the mask, on the same values: not refuted there is enough to doubt
+        holds = {(line, tex, kind) for line, tex, kind, status in rerun
+                 if status == "correct" or special and status in ("unchecked", "given")} - flags
         said = ", ".join(f"{k} = {v}" for k, v in sizes.items())
         model = ", ".join(f"{k} = {scopes.model_sizes(before).get(k)}" for k in sizes)
         where = "which its paragraph states" if earlier is None or sizes is not configurations[-1] else \
             f"the example before the one this document started in an earlier section (line " \
             f"{min(earlier[1].values(), default='?')})"
+        if not sizes:
+            said, where, model = "no mask", "as before the section that applied the causal mask", "the causal mask"
         for i in flagged:
             f = findings[i]
             if f.status in ("wrong", "inconsistent") and (f.line, f.latex, f.kind) in holds:
                 findings[i] = replace(f, status="unchecked", expected=None, basis="", message=(
-                    f"holds with {said}, {where}; the document's model has {model}: about that configuration, not "
-                    "judged against the model"))
+                    f"{'is not refuted' if special else 'holds'} with {said}, {where}; the document's model has "
+                    f"{model}: about that configuration, not judged against the model"))
 
 
 def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
@@ -520,7 +528,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             for status, message, expected, basis in judge_prose_amounts(p.text):
                 emit(p.line, p.text, status, message, expected, "number", basis)
         # an axis of the softmax, a rank in words
-        for status, message, expected, kind, basis in judge_prose_claims(here, p.text, p.clause):
+        for status, message, expected, kind, basis in judge_prose_claims(here, p.text, p.clause) + \
+                judge_weight_rows(here, p.text, p.clause):  # ... and a row of the weights ("row 2: (0.1, 0.9)")
             emit(p.line, p.text, status, message, expected, kind, basis)
         if calls:
             pass

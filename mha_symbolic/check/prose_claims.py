@@ -38,7 +38,7 @@ from .prose import AxisClaim, Condition, Constraint, RankClaim, _plain, _sentenc
 #: the words an axis or a rank claim holds (prose.lark's terminals)
 _CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT")
 
-__all__ = ["judge_prose_claims", "document_axes"]
+__all__ = ["judge_prose_claims", "judge_weight_rows", "document_axes"]
 
 #: (status, message, expected, kind, basis)
 Verdict = tuple[str, str, "str | None", str, str]
@@ -195,3 +195,76 @@ def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:
     if status == "unchecked" and message.startswith("not read"):
         return []  # not a matrix of the document's model ("I have rank 2")
     return [(status, f"{claim.text}: {message}", expected, "rank", basis)]
+
+
+#: a vector of two or more decimals as written in prose: "(0.1056, 0.4344)", "[0.5760 0.2840 0.1400]"
+_VECTOR = re.compile(r"[(\[]\s*(-?\d*\.?\d+(?:\s*[,;]?\s+-?\d*\.?\d+|\s*[,;]\s*-?\d*\.?\d+)+)\s*[)\]]")
+#: a head's weights named in math: A_1, A^{(1)}, A_{1}
+_WEIGHTS_NAME = re.compile(r"\$\s*A\s*(?:_\{?(\d+)\}?|\^\{?\((\d+)\)\}?)\s*\$")
+
+
+def judge_weight_rows(doc: DocumentModel, text: str, clause: str = "") -> list[Verdict]:
+    """A row of the attention weights written in prose -- "riga 2: $(0.0139, 0.0139, 0.0017, 0.9704)$", "token 1
+    ... its row is (...)" -- compared with that row of the head's weights ``A_i`` where the document's values fix
+    them, at the precision each entry is written.  Only a probability vector (entries in [0, 1] summing to one
+    within their rounding) of the model's length is read as a row of weights; the head is the one the sentence, the
+    sentence before a list, or the section names (or the only one).  Nothing is said otherwise."""
+    from sympy import Rational
+
+    from ..statements._base import agrees
+    from .numbers import _value
+    from .prose import scope
+
+    if doc.columns:
+        return []
+    where = scope(_plain(clause or text))
+    named = _WEIGHTS_NAME.search(clause or text)
+    if named:  # "the weights $A^{(1)}$ are:" -- for the rows listed under it, in its section
+        doc.memory["weights_head"] = (int(named.group(1) or named.group(2)), doc.section)
+    row = where.get("token")
+    vectors = _VECTOR.findall(re.sub(r"\\[ ,;:!]|\\quad|\$|\\left|\\right", " ", text))  # as written
+    if row is None or len(vectors) != 1:
+        return []
+    words = re.split(r"\s*[,;]?\s+|\s*[,;]\s*", vectors[0].strip())
+    stated = [float(w) for w in words]
+    places = min(len(w.split(".")[1]) if "." in w else 0 for w in words)
+    slack = len(stated) * 0.5 * 10 ** -places
+    if not all(0 <= x <= 1 for x in stated) or abs(sum(stated) - 1) > slack + 1e-12:
+        return []  # not a row of weights
+    h = doc.known_dims().get("h")
+    listed, scope_of_list = doc.memory.get("weights_head", (None, None))
+    head = where.get("head") or (listed if scope_of_list == doc.section else None) or doc.current_head or \
+        (1 if h == 1 else None)
+    if head is None:
+        return []
+    def weights() -> list[Any] | None:
+        try:
+            A = _value(doc, doc.read(f"A_{{{head}}}"))
+        except (MHASymbolicError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        if not all(getattr(x, "is_number", False) for x in A) or A.cols != len(stated) or not 1 <= row <= A.rows:
+            return None
+        return list(A.row(row - 1))
+
+    def fits(exact: list[Any]) -> bool:  # a weight written as a whole number (a masked 0, a one-hot 1) is exact
+        return all(agrees(x, Rational(w), len(w.split(".")[1]) if "." in w else None)
+                   for x, w in zip(exact, words, strict=True))
+
+    exact = weights()
+    if exact is None:
+        return []
+    masked = ""
+    # the later tokens' weights written as exact zeros, in a document that speaks of the causal mask: its masked rows
+    if not fits(exact) and doc.causal_text and not doc.causal and \
+            all((Rational(w) == 0) == (j >= row) for j, w in enumerate(words)) and any(x != 0 for x in exact[row:]):
+        doc.use_causal(True)
+        causal = weights()
+        if causal is not None and fits(causal):
+            exact, masked = causal, " with the causal mask the document describes"
+        else:
+            doc.use_causal(False)
+    shown = ", ".join(f"{float(x):.{places}f}" for x in exact)
+    said = f"row {row} of A_{head} is ({shown}) at {places} decimals, computed exactly{masked}"
+    if fits(exact):
+        return [("correct", said, None, "number", "computed")]
+    return [("wrong", said, f"({shown})", "number", "computed")]
