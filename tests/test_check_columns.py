@@ -177,3 +177,15 @@ def test_a_numeric_shape_where_the_document_fixes_no_sizes():
     assert findings(doc)[1] == {"unchecked"}
     assert findings("Take $d_{model} = 768$ and $h = 12$.\n\n" + doc.replace("16 \\times 64", "16 \\times 32"))[3] == \
         {"wrong"}
+
+
+def test_a_remark_on_the_other_convention_does_not_undo_the_documents_own() -> None:
+    doc = ("Tokens are columns: $X \\in \\mathbb{R}^{d \\times n}$, $Q = W_Q X \\in \\mathbb{R}^{d_k \\times n}$ and "
+           "$K = W_K X$.\n\n"
+           "*Remark.* In the row convention of papers ($X \\in \\mathbb{R}^{n \\times d}$, $Q = X W_Q$) one writes "
+           "the transpose.\n\n"
+           "Example: $d = 512$, $H = 8$, so $d_k = 64$, and for $n = 10$ tokens $Q \\in \\mathbb{R}^{64 \\times 10}$.\n")
+    flagged = {line for line, statuses in findings(doc).items() if statuses & {"wrong", "inconsistent"}}
+    assert flagged == set()
+    planted = findings(doc.replace("\\mathbb{R}^{64 \\times 10}", "\\mathbb{R}^{10 \\times 64}"))
+    assert planted[5] & {"wrong", "inconsistent"}  # in its own convention, the queries are d_k x n

@@ -59,8 +59,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     doc.causal_text = bool(CAUSAL_WORDS.search(repair.text)) or drawn_causal(repair.text)
     doc.own_width = not _states_width_relation(pieces)
     declared = _declared_convention(pieces)  # X in R^{d x n}: tokens are columns; R^{n x d}: rows
-    doc.columns = "columns" in declared and "rows" not in declared
-    doc.rows = "rows" in declared  # (or a formula of the row convention holds, below)
+    doc.columns = declared["columns"] > declared["rows"]  # (a remark on the other convention is outvoted)
+    doc.rows = declared["rows"] > 0 and not doc.columns  # (or a formula of the row convention holds, below)
     doc.memory["query_axis"] = _query_axis(pieces) if doc.columns else None
     doc.zero_based_code = bool(re.search(r"\b(?:W_?[QKVqkv]|head|weights|scores|attn|Q|K|V|A|S)_?0\b", repair.text))
     # the numbering of the maths and prose, read from them alone: code counts from 0 by its language's rule
@@ -253,24 +253,30 @@ def _drawn(p: Any) -> bool:
     return at > 0 and concluded(p.sentence[:at].rstrip("$ "))
 
 
-def _declared_convention(pieces: list[Any]) -> set[str]:
-    r"""How the document stores its tokens, read from the shape it declares for its input: a chain of a formula
-    that starts at ``X`` and ends in a space ``\mathbb{R}^{a \times b}`` (``X \in \mathbb{R}^{d \times n}``,
-    ``X = [x_1 \cdots x_n] \in \mathbb{R}^{d \times n}``): rows when ``a`` is the number of tokens and ``b`` the
-    model width, columns the other way round (both when the document declares both)."""
+def _declared_convention(pieces: list[Any]) -> dict[str, int]:
+    r"""How the document stores its tokens, by how often it says so: the shape it declares for its input, a chain
+    of a formula that starts at ``X`` and ends in a space ``\mathbb{R}^{a \times b}`` (``X \in \mathbb{R}^{d \times
+    n}``): rows when ``a`` is the number of tokens and ``b`` the model width, columns the other way round; and each
+    projection it writes, ``Q = W_Q X`` (columns) or ``Q = X W_Q`` (rows).  A document that mentions the other
+    convention in passing ("in the row convention, $X \in \mathbb{R}^{n \times d}$") still has its own."""
     from .read import chains
 
-    found: set[str] = set()
+    found = {"rows": 0, "columns": 0}
     for p in pieces:
-        if p.kind != "math" or "X" not in p.text or "mathbb" not in p.text:
+        if p.kind != "math" or "X" not in p.text:
             continue
         for c in chains(p.text):
-            if len(c.sides) < 2 or c.ops[-1] != "in" or re.sub(r"\\mathbf\{(\w)\}|[{}\s]", r"\1", c.sides[0]) != "X":
+            first = re.sub(r"\\mathbf\{(\w)\}|[{}\s]", r"\1", c.sides[0]) if c.sides else ""
+            if len(c.sides) >= 2 and c.ops[0] == "eq" and re.fullmatch(r"[QKV](?:_\w+|\^\(?\w+\)?)?", first):
+                product = re.sub(r"\s+", "", c.sides[1])  # Q = W_Q X, Q^{(h)} = W_Q^{(h)} X; Q = X W_Q
+                found["columns"] += bool(re.fullmatch(r"W[^X]*X", product))
+                found["rows"] += bool(re.fullmatch(r"XW.*", product))
+            if len(c.sides) < 2 or c.ops[-1] != "in" or first != "X":
                 continue
             space = re.fullmatch(r"\s*\\mathbb\{R\}\^\{(.+)\}\s*", c.sides[-1])
             axes = [dim_name(a.strip()) for a in space.group(1).split("\\times")] if space else []
             if axes in (["n", "d_model"], ["d_model", "n"]):
-                found.add("rows" if axes[0] == "n" else "columns")
+                found["rows" if axes[0] == "n" else "columns"] += 1
     return found
 
 
@@ -354,6 +360,16 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         for row, why in broken.items():  # a broken row of an aligned block; its other rows are judged
             emit(p.rows[row - 1][0], p.rows[row - 1][1], "unchecked", f"malformed LaTeX: {why}; the row was not read",
                  kind="formula")
+        if (doc.columns or doc.rows) and p.sentence and "X" in p.sentence:
+            from types import SimpleNamespace
+
+            said = _declared_convention([SimpleNamespace(kind="math", text=t) for t in re.findall(r"\$([^$]+)\$",
+                                                                                                  p.sentence)])
+            elsewhere = "rows" if doc.columns else "columns"
+            if said[elsewhere] > said["rows" if elsewhere == "columns" else "columns"]:
+                emit(p.line, p.text, "unchecked", f"the sentence speaks of the other convention (tokens as "
+                     f"{elsewhere}), not the document's own", kind="formula")
+                return
         here, scoped = _scoped(doc, p)
         if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
                 grouped_prose(here, p, emit):

@@ -198,7 +198,7 @@ def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:
 
 
 #: a vector of two or more decimals as written in prose: "(0.1056, 0.4344)", "[0.5760 0.2840 0.1400]"
-_VECTOR = re.compile(r"[(\[]\s*(-?\d*\.?\d+(?:\s*[,;]?\s+-?\d*\.?\d+|\s*[,;]\s*-?\d*\.?\d+)+)\s*[)\]]")
+_VECTOR = re.compile(r"[(\[]\s*(-?(?:\d+(?:\.\d+)?|\.\d+)(?:(?:\s*[,;]\s*|\s+)-?(?:\d+(?:\.\d+)?|\.\d+))+)\s*[)\]]")
 #: a head's weights named in math: A_1, A^{(1)}, A_{1}
 _WEIGHTS_NAME = re.compile(r"\$\s*A\s*(?:_\{?(\d+)\}?|\^\{?\((\d+)\)\}?)\s*\$")
 
@@ -222,8 +222,10 @@ def judge_weight_rows(doc: DocumentModel, text: str, clause: str = "") -> list[V
     if named:  # "the weights $A^{(1)}$ are:" -- for the rows listed under it, in its section
         doc.memory["weights_head"] = (int(named.group(1) or named.group(2)), doc.section)
     row = where.get("token")
+    if row is None:
+        return []
     vectors = _VECTOR.findall(re.sub(r"\\[ ,;:!]|\\quad|\$|\\left|\\right", " ", text))  # as written
-    if row is None or len(vectors) != 1:
+    if len(vectors) != 1:
         return []
     words = re.split(r"\s*[,;]?\s+|\s*[,;]\s*", vectors[0].strip())
     stated = [float(w) for w in words]
