@@ -184,7 +184,8 @@ def test_a_remark_on_the_other_convention_does_not_undo_the_documents_own() -> N
            "$K = W_K X$.\n\n"
            "*Remark.* In the row convention of papers ($X \\in \\mathbb{R}^{n \\times d}$, $Q = X W_Q$) one writes "
            "the transpose.\n\n"
-           "Example: $d = 512$, $H = 8$, so $d_k = 64$, and for $n = 10$ tokens $Q \\in \\mathbb{R}^{64 \\times 10}$.\n")
+           "Example: $d = 512$, $H = 8$, so $d_k = 64$, and for $n = 10$ tokens "
+           "$Q \\in \\mathbb{R}^{64 \\times 10}$.\n")
     flagged = {line for line, statuses in findings(doc).items() if statuses & {"wrong", "inconsistent"}}
     assert flagged == set()
     planted = findings(doc.replace("\\mathbb{R}^{64 \\times 10}", "\\mathbb{R}^{10 \\times 64}"))
