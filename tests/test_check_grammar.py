@@ -13,6 +13,7 @@ from mha_symbolic.check.prose import (
     Condition,
     Constraint,
     HeadScope,
+    LayerCount,
     RankClaim,
     RatioClaim,
     Setting,
@@ -46,6 +47,8 @@ def statements(sentence: str) -> list[tuple]:
             out.append(("rank", s.subject, s.op, s.value))
         elif isinstance(s, RatioClaim):
             out.append(("ratio", s.factor))
+        elif isinstance(s, LayerCount):
+            out.append(("layers", s.name, s.value))
     return out
 
 
@@ -64,8 +67,12 @@ CASES = {
     "counted": ("A two-head layer over 3 tokens with 8 key-value heads.",
                 [("set", "h", 2), ("set", "n", 3), ("set", "g", 8)],
                 "A layer with one heads-up display.", []),
-    "named_count": ("Take $N = 5$ tokens.", [("set", "n", 5)],
+    "named_count": ("Take $N = 5$ tokens, $n_q = 32$ parallel heads and $n_{kv} = 8$ shared key/value heads.",
+                    [("set", "n", 5), ("set", "h", 32), ("set", "g", 8)],
                     "each K/V head is shared by $h/g = 4$ query heads.", []),
+    "layer_count": ("A 32-layer decoder, $L = 32$; the encoder has $N = 6$ Schichten.",
+                    [("layers", "L", 32), ("layers", "N", 6)],
+                    "A 24-layer model, of which we keep $L = 12$.", []),
     "single_token": ("With only one token there is nothing to choose.", [("set", "n", 1)],
                      "The one token of interest is the third.", []),
     "single_head": ("The toy model uses only a single attention head.", [("set", "h", 1)],
@@ -177,6 +184,18 @@ def test_the_words_before_a_relation_of_sizes_open_a_regime_or_not():
     assert not any(regime(s) for s in ("Here ", "So ", "we have ", "The formula ", "therefore "))
 
 
+def test_a_conditional_clause_and_the_word_that_makes_a_size_a_condition():
+    """The ``conditional`` and ``size_condition`` forms: "if", "when", "wenn" make a clause conditional; "with",
+    "bei", "pour" right before a size make it the condition of its clause (alone: the clause's first word)."""
+    from mha_symbolic.check.prose import conditional, size_condition
+
+    assert conditional("only if $g < h$") and conditional("wenn $n > 2d$ gilt") and conditional("cuando $n = 4$")
+    assert not conditional("Here $n = 4$") and not conditional("the motif is clear") and not conditional("Wendy")
+    assert size_condition("With ") and size_condition("... sind es bei ") and size_condition("et pour ")
+    assert size_condition("With ", alone=True) and not size_condition("sind es bei ", alone=True)
+    assert not size_condition("We have ") and not size_condition("Bei dem Beispiel ist ")
+
+
 def _rules() -> set[str]:
     grammar = resources.files("mha_symbolic.check").joinpath("prose.lark").read_text(encoding="utf-8")
     return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
@@ -186,7 +205,7 @@ def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
     # start rules of the mood, of variants and of conclusions have tests of their own
     parts = {"start", "mood", "hypothetical", "variants", "variant", "conclusions", "conclusion", "choices", "choice",
-             "requirement", "counterfactual", "regime", "term",
+             "requirement", "counterfactual", "regime", "conditional", "size_condition", "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
              "size_product", "rank_relation", "matrix", "factor"}
     assert _rules() - parts == set(CASES)

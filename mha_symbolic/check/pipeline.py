@@ -26,6 +26,7 @@ from .masks import CAUSAL_WORDS, drawn_causal, mask_prose
 from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
+from .prose import LayerCount, count_said
 from .prose_amounts import judge_prose_amounts
 from .prose_claims import document_axes, judge_prose_claims, judge_weight_rows
 from .report import Finding, Report
@@ -639,13 +640,6 @@ def _failing_row(before: DocumentModel, c: Any) -> int:
 _VARIANT = VARIANT_NAMES + r"(?:\s+attention)?\s*\(\s*\$\s*"
 
 
-#: the nouns that count layers and heads, in the languages of the documents read (a lexicon, like number words)
-_LAYERS = r"(?:layers|Schichten|Lagen|couches|capas|camadas|strati|warstw)"
-_HEADS = r"(?:heads|Köpfe|Köpfen|têtes|cabezas|cabeças|teste|głów)"
-#: a word that makes the size right after it a condition of its clause ("bei $n = 2048$ ...", "with $h = 1$ ..."),
-#: in the same languages
-_CONDITION_WORDS = (r"(?:with|for|at|if|when|whenever|setting|letting|assuming|bei|mit|für|wenn|falls|con|para|"
-                    r"cuando|si|avec|pour|quand|com|quando|se|per|quando)")
 
 
 def _derived_elsewhere(doc: DocumentModel, own: dict[Any, int]) -> bool:
@@ -677,18 +671,15 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
         layers = doc.memory.get("layers")
         return (f"the number of layers ({c.sides[1].strip()}" + ("" if layers == int(c.sides[1]) else
                 f"; {layers} elsewhere") + ")")
-    m = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$\s*((?:[\w/-]+\s+){0,2}?)(" + _LAYERS + "|" + _HEADS
-                  + r")\b", p.sentence or "", re.I) or \
-        re.search(r"()\b" + c.sides[1].strip() + r"[- ](" + _LAYERS + r"|layer)[^$.;]{0,40}\$\s*" +
-                  re.escape(p.text.strip()) + r"\s*\$", p.sentence or "", re.I)  # "a 32-layer decoder, $L = 32$"
-    if m is None:
+    value = int(c.sides[1])
+    said = count_said(p.sentence or "", c.sides[0].strip(), value)
+    if said is None:
         return None
-    value, words = int(c.sides[1]), m.group(1).lower()
-    if re.fullmatch(_LAYERS + "|layer", m.group(2), re.I):
+    if isinstance(said, LayerCount):
         doc.memory["layers"] = value
         doc.memory["layer_name"] = c.sides[0].strip()  # L is the layers in this document from now on
         return f"the number of layers ({value})"
-    name = "g" if re.search(r"key|kv|k/v", words) or dim_name(c.sides[0]) == "g" else "h"
+    name = "g" if said.name == "g" or dim_name(c.sides[0]) == "g" else "h"
     known = doc.known_dims().get(name)
     if known is None or known != value and doc.new_example(name, value):  # another scope: another example
         doc.bind_dim(name, value)
@@ -865,8 +856,6 @@ def _alias(c: Any) -> str | None:
 _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 
 
-#: a condition word right before an inequality in math: "when $n > 2d$", "only if $g < h$"
-_CONDITIONAL = re.compile(r"\b(?:if|when|whenever|wenn|falls|si|cuando)\b", re.I)
 #: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
 #: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
 _BOLD_HEAD = re.compile(r"\s*(?:\*\*|__)(?:(?:Q|Question\s*)?\d+[.):]\s*[^\n]*|[^\n]*[?:])(?:\*\*|__)\s*", re.I)
@@ -906,7 +895,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     binds nothing in the document and lasts to the end of the paragraph."""
     from dataclasses import replace
 
-    from .prose import conditions, counterfactual
+    from .prose import conditional, conditions, counterfactual, size_condition
     from .read import hypothetical, scope
 
     paragraph = p.sentence or ""
@@ -914,7 +903,8 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     sizes = {k: v for k, v in scope(clause).items() if k in _LOCAL_SIZES}
     parts = [x.strip() for x in p.text.split("=")]
     own = {dim_name(x): int(parts[-1]) for x in parts[:-1]} if len(parts) > 1 and parts[-1].isdigit() else {}
-    condition = r"\s+\$\s*" + re.escape(p.text.strip()) + r"\s*\$"  # "with $h = 1$", "bei $n = 2048$"
+    written = re.search(r"\$\s*" + re.escape(p.text.strip()) + r"\s*\$", clause)
+    before = clause[:written.start()] if written else None  # the words of its clause before it
     if own and None not in own:  # "for n = 3 ...; for n = 4 ...": the condition it is part of
         name, value = next(iter(own.items()))
         found = conditions(clause)
@@ -924,9 +914,8 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         elif len(own) > 1 and not found and hypothetical(clause):  # "at the other extreme, g = h = 8" (no other
             # condition: with one, "with h = 1 we would have d_k = d_model = 2" is a claim in that condition)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
-        elif not found and (re.match(r"\s*" + _CONDITION_WORDS + condition, clause, re.I) or (
-                _restated_here(doc, own) or _derived_elsewhere(doc, own))
-                and re.search(r"(?:^|[\s,;:(])" + _CONDITION_WORDS + condition, clause, re.I)):
+        elif not found and before is not None and (size_condition(before, alone=True) or (
+                _restated_here(doc, own) or _derived_elsewhere(doc, own)) and size_condition(before)):
             # "With $n_{kv} = 1$ the cache is ...", and "... sind es bei $n = 2048$ bereits ..." in a paragraph that
             # bound n = 8192 before: a condition of its clause (not a second binding of the paragraph)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
@@ -936,7 +925,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "Suppose ... $n = 4$", "Toy example with"
     solved = {dim_name(parts[0]): int(parts[-1])} if len(parts) > 2 and parts[-1].isdigit() else {}
     at = re.search(r"\b(?:at|bei)\s+\$\s*" + re.escape(p.text.strip()), clause) if p.kind == "math" else None
-    if not sizes and solved and None not in solved and (_CONDITIONAL.search(clause) or at) and \
+    if not sizes and solved and None not in solved and (conditional(clause) or at) and \
             any(scopes.model_sizes(doc).get(k or "") not in (None, v) for k, v in solved.items()):
         sizes = {k: v for k, v in solved.items() if k in _LOCAL_SIZES}  # "... catches up when $4n^2d = 8nd^2$,
         # i.e. at $n = 2d = 1536$", "... are equal at $n = 2 d_{model} = 1536$": the size that solves the
@@ -949,8 +938,8 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
             and doc.local_clause in (None, clause):
         return doc.local[1], doc.local[2]
     known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
-    conditional = bool(_CONDITIONAL.search(clause))
-    local = hypothetical(clause) or conditional or any(known.get(k) not in (None, v) for k, v in sizes.items()) \
+    local = hypothetical(clause) or conditional(clause) or any(known.get(k) not in (None, v)
+                                                               for k, v in sizes.items()) \
         or any(k in doc.constrained for k in sizes)
     if not sizes or not local:
         return doc, {}
@@ -964,7 +953,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     doc.local = (paragraph, copy, sizes)
     # an example the paragraph opens ("Suppose n = 4. Then ...") lasts to its end; a condition or a counterfactual
     # ("If we had d_k = 8 the bound would be 6.") binds only its own clause: the next sentence is the document's
-    doc.local_clause = clause if _CONDITIONAL.search(clause) or counterfactual(clause) else None
+    doc.local_clause = clause if conditional(clause) or counterfactual(clause) else None
     return copy, sizes
 
 

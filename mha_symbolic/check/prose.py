@@ -14,7 +14,7 @@ that binds a value only inside its sentence ("with h = 1", "for head 2", "the fi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -178,7 +178,16 @@ class Variant:
     text: str
 
 
-Statement = Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim | RatioClaim
+@dataclass(frozen=True)
+class LayerCount:
+    """A count of layers named by its letter: "L = 32 layers", "a 32-layer decoder, L = 32"."""
+
+    name: str
+    value: int
+    text: str
+
+
+Statement = LayerCount | Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim | RatioClaim
 
 
 @lru_cache(maxsize=1)
@@ -297,8 +306,7 @@ class _Reader(Transformer):  # type: ignore[type-arg]
     def _count(self, meta: Any | None, children: list[Token]) -> list[tuple[int, Statement]]:
         word, noun = children[0].lower(), children[1].lower()
         value = int(word) if word.isdigit() else _NUMBER_WORDS[word]
-        kinds = ("heads", "-head", "-heads", "attention", "query")
-        name = "n" if "token" in noun else "h" if noun.split()[0] in kinds else "g"
+        name = "n" if "token" in noun else "g" if any(kv in noun for kv in ("kv", "k/v", "key")) else "h"
         if value < (2 if name in ("h", "g") else 1):
             return []
         return [(meta.start_pos if meta else 0, Setting(name, value, _text(meta, self.sentence) if meta else ""))]
@@ -307,7 +315,23 @@ class _Reader(Transformer):  # type: ignore[type-arg]
     def named_count(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
         if not _symbolic(children[0]) or any(op in children[0] for op in "+-*/^"):
             return []  # "h/g = 4 query heads": what a computation yields, not a size
-        return self._count(meta, children[-2:])
+        said = self._count(meta, [children[1], children[-1]])
+        gap = " ".join(children[2:-1]).lower()  # "n_kv = 8 shared key/value heads", "g = 8 kv heads"
+        if said and any(kv in gap for kv in ("kv", "k/v", "key")):
+            said = [(at, replace(s, name="g")) for at, s in said if isinstance(s, Setting)]
+        return said
+
+    @v_args(meta=True)
+    def layer_count(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        if children[0].type == "LAYERED":  # "a 32-layer decoder, L = 32": the same number twice
+            name, value = children[-2], int(children[-1])
+            if int("".join(ch for ch in children[0] if ch.isdigit())) != value:
+                return []
+        else:
+            name, value = children[0], int(children[1])
+        if not _symbolic(name) or any(op in name for op in "+-*/^"):
+            return []
+        return self._at(meta, LayerCount(str(name), value, _text(meta, self.sentence)))
 
     @v_args(meta=True)
     def single_token(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
@@ -685,6 +709,44 @@ def regime(before: str) -> bool:
     (True, True, False)
     """
     return bool(_terminal_patterns()["REGIME_WORD"].search(before))
+
+
+def count_said(sentence: str, name: str, value: int) -> LayerCount | Setting | None:
+    """What the sentence says ``name = value`` counts: layers ("$L = 32$ layers", "a 32-layer decoder, $L = 32$") or
+    heads ("$n_q = 64$ query heads", a Setting of h or g), else None.
+
+    >>> count_said("A 32-layer decoder, $L = 32$, with $n_q = 64$ query heads.", "n_{q}", 64)
+    Setting(name='h', value=64, text='n_q = 64 query heads')
+    """
+    written = _plain(name).strip()
+    for _, s in read(_plain(sentence)):
+        if isinstance(s, LayerCount) and s.name == written and s.value == value:
+            return s
+        if isinstance(s, Setting) and s.name in ("h", "g") and s.value == value and \
+                s.text.split("=")[0].strip() == written and not s.text.rstrip()[-1].isdigit():
+            return s
+    return None
+
+
+def conditional(clause: str) -> bool:
+    """Does the clause state a condition ("if", "when", "wenn", "cuando")? What it binds holds in that clause only
+    (the ``conditional`` form of the grammar).
+
+    >>> conditional("when $n > 2 d$ the scores dominate"), conditional("Here $n = 4$")
+    (True, False)
+    """
+    return bool(_terminal_patterns()["IF_WORD"].search(clause))
+
+
+def size_condition(before: str, *, alone: bool = False) -> bool:
+    """Does the word right before a size make it the condition of its clause ("With $n_{kv} = 1$ the cache is ...",
+    "... bei $n = 2048$ bereits ...")?  With ``alone``, that word must be all the clause holds before the size (the
+    ``size_condition`` form of the grammar).
+
+    >>> size_condition("With "), size_condition("sind es bei "), size_condition("sind es bei ", alone=True)
+    (True, True, False)
+    """
+    return bool(_terminal_patterns()["SIZE_CONDITION_WORD"].search(before)) and (not alone or len(before.split()) == 1)
 
 
 def counterfactual(clause: str) -> bool:
