@@ -34,6 +34,16 @@ def verdicts(code: str, printed: str | None = None) -> list[tuple[int, str]]:
     ("x = torch.randn(B, n, d_model).sum(dim=-1, keepdim=True)  # (2, 10, 1)", "correct"),
     ("x = torch.randn(B, n, d_model)[:, 0]  # (2, 64)", "correct"),
     ("x = torch.randn(B, n, d_model)[:, 0]  # (2, 10)", "wrong"),
+    ('x = torch.einsum("bhqd,bhkd->bhqk", torch.randn(B, h, n, d_k), torch.randn(B, h, n, d_k))  # (2, 4, 10, 10)',
+     "correct"),
+    ('x = torch.einsum("bhqd,bhkd->bhqk", torch.randn(B, h, n, d_k), torch.randn(B, h, n, d_k))  # (2, 4, 10, 16)',
+     "wrong"),
+    ('x = torch.einsum("ij,jk", torch.randn(n, d_k), torch.randn(d_k, 3))  # (10, 3)', "correct"),  # implicit output
+    ('x = torch.einsum("...d,...d->...", torch.randn(n, d_k), torch.randn(n, d_k))  # (10,)', None),  # not read
+    ('x = rearrange(torch.randn(B, n, d_model), "b n (h d) -> b h n d", h=h)  # (2, 4, 10, 16)', "correct"),
+    ('x = rearrange(torch.randn(B, n, d_model), "b n (h d) -> b h n d", h=h)  # (2, 10, 4, 16)', "wrong"),
+    ('x = rearrange(torch.randn(B, h, n, d_k), "b h n d -> b n (h d)")  # (B, n, d_model)', "correct"),
+    ('x = rearrange(torch.randn(B, n, d_model), "b n (h d) -> b h n d", h=3)  # (2, 3, 10, 21)', None),  # 64 / 3
     ("x = mystery(B, n)  # (2, 10)", None),  # an operation outside the list: nothing is said
     ("x = torch.randn(B, n, d_model)  # (GiB, GQA)", None),  # words in parentheses are not a shape
     ("x = torch.randn(B, n, e)  # (B, n, d_model)", None),  # e is never given: undecided, not wrong
@@ -41,6 +51,15 @@ def verdicts(code: str, printed: str | None = None) -> list[tuple[int, str]]:
 def test_shape_comments(line: str, expected: str | None) -> None:
     got = verdicts(TORCH + line)
     assert got == ([] if expected is None else [(5, expected)])
+
+
+def test_index_notation_traces_values_too() -> None:
+    code = ("import numpy as np\nfrom einops import rearrange\nq = np.array([[1.0, 0.0], [0.0, 2.0]])\n"
+            "k = np.array([[1.0, 1.0], [3.0, 0.0]])\ns = np.einsum('id,jd->ij', q, k)\nprint(s)\n"
+            "r = rearrange(np.array([[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]), 'b (h d) -> b h d', h=2)\nprint(r[0, 1])\n")
+    # the printout's lines: the two rows of s, then the second head of r
+    assert verdicts(code, "[[1. 3.]\n [2. 0.]]\n[3. 4. 5.]\n") == [(1, "correct"), (2, "correct"), (3, "correct")]
+    assert verdicts(code, "[[1. 3.]\n [2. 1.]]\n[3. 4. 6.]\n") == [(1, "correct"), (2, "wrong"), (3, "wrong")]
 
 
 def test_layers_and_their_weights() -> None:

@@ -539,6 +539,8 @@ class Tracer:
             (root in env and env[root] == "rng")
         if path and module:
             return self.library(path, last or "", node, kw, env)
+        if path in ("rearrange", "einops.rearrange") and len(node.args) == 2:
+            return self.index_notation(node.args, kw, env, False)
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp)):
                 base = self.expr(func.value, env)
@@ -556,6 +558,34 @@ class Tracer:
         if self.user_prints and self.printed is not None:
             self.printed.append(None)  # a call of the document's own code may print
         raise Unknown(f"call {path}")
+
+    def index_notation(self, args: list[ast.expr], kw: dict[str, ast.expr], env: dict[str, Any], torch: bool
+                       ) -> Tensor:
+        """``einsum("bhqd,bhkd->bhqk", q, k)`` (``args`` the string and the operands) or ``rearrange(x, "b n (h d) ->
+        b h n d", h=8)`` (``args`` the tensor and the pattern, ``kw`` the sizes): the tensor the notation gives."""
+        from .index_notation import NotRead, einsum, einsum_values, rearrange, rearrange_values
+
+        einsum_call = isinstance(args[0], ast.Constant)
+        spec = args[0] if einsum_call else args[1]
+        if not (isinstance(spec, ast.Constant) and isinstance(spec.value, str)):
+            raise Unknown("index notation not written as a string")
+        operands = [self.expr(a, env) for a in (args[1:] if einsum_call else args[:1])]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])  # torch.einsum(spec, [a, b])
+        if not operands or not all(isinstance(x, Tensor) for x in operands):
+            raise Unknown("index notation of what is not an array")
+        claimed, values = any(x.claimed for x in operands), [x.values for x in operands]
+        try:
+            if einsum_call:
+                shape = einsum(spec.value, [x.shape for x in operands])
+                found = None if any(v is None for v in values) else einsum_values(spec.value, values)
+            else:
+                sizes = {k: self.size(v, env) for k, v in kw.items()}
+                shape = rearrange(spec.value, operands[0].shape, sizes)
+                found = None if values[0] is None else rearrange_values(spec.value, values[0], sizes)
+        except (NotRead, ValueError) as e:
+            raise Unknown(f"index notation: {e}") from None
+        return Tensor(shape, found, claimed, torch or any(x.torch for x in operands))
 
     def call_function(self, function: Function, node: ast.Call, env: dict[str, Any]) -> Any:
         if self.depth >= MAX_DEPTH:
@@ -663,6 +693,8 @@ class Tracer:
             return _softmax(x, self.expr(axis_node, env))
         if last in ("matmul", "dot", "mm", "bmm") and len(args) == 2:
             return _matmul(self.expr(args[0], env), self.expr(args[1], env))
+        if last == "einsum" and len(args) >= 2:
+            return self.index_notation(args, {}, env, torch)
         if last in ("cat", "concatenate", "concat", "hstack", "vstack", "stack") and args:
             parts = self.expr(args[0], env)
             axis_node = kw.get("dim", kw.get("axis", args[1] if len(args) > 1 else None))
