@@ -75,23 +75,24 @@ BASE = "We use n = 3 tokens, d_model = 6 and h = 3 heads.\n\n"
 @pytest.mark.parametrize("matrix, status, expected", [
     # row 2 sums to 1.10: the softmax's rows sum to exactly 1 whatever the inputs
     (r"A_1 = \begin{bmatrix} 1.00 & 0 & 0 \\ 0.35 & 0.55 & 0.20 \\ 0.22 & 0.30 & 0.48 \end{bmatrix}", "wrong", "1"),
-    # 0.99 and 1.01 are within the rounding of three entries to 2 decimals
+    # 0.99 and 1.01 are within the rounding of three entries to 2 decimals; with X and the weights never given,
+    # nothing computes A_1: the document starts from it (given), as from Q_1 below
     (r"A_1 \approx \begin{bmatrix} 0.33 & 0.33 & 0.33 \\ 0.35 & 0.35 & 0.31 \\ 0.2 & 0.3 & 0.5 \end{bmatrix}",
-     "assumed", None),
+     "given", None),
     # a query matrix's rows sum to anything: nothing is contradicted; with X and the weights never given, the
     # document starts from it (given)
     (r"Q_1 = \begin{bmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 3 \end{bmatrix}", "given", None),
     # rows written with fewer decimals than others round more: 0.33 x 3 = 0.99, 0.3 x 3 = 0.9 (review)
     (r"A_1 = \begin{bmatrix} 0.5 & 0.25 & 0.25 \\ 0.33 & 0.33 & 0.33 \\ 0.167 & 0.333 & 0.5 \end{bmatrix}",
-     "assumed", None),
+     "given", None),
     (r"A_1 = \begin{bmatrix} 0.3 & 0.3 & 0.3 \\ 0.25 & 0.5 & 0.25 \\ 0.1 & 0.2 & 0.7 \end{bmatrix}",
-     "assumed", None),
+     "given", None),
     # exact fractions are not rounded: a row of three halves sums to 3/2
     (r"A_1 = \begin{bmatrix} 1/2 & 1/4 & 1/4 \\ 1/3 & 1/3 & 1/3 \\ 1/2 & 1/2 & 1/2 \end{bmatrix}", "wrong", "1"),
     # "is not": a true statement, nothing to contradict; percentages are not summed
     (r"A_1 \neq \begin{bmatrix} 0.5 & 0.5 & 0.5 \\ 0.5 & 0.5 & 0.5 \\ 0.5 & 0.5 & 0.5 \end{bmatrix}", "assumed", None),
     (r"A_1 = \begin{bmatrix} 50\% & 30\% & 20\% \\ 20\% & 50\% & 30\% \\ 10\% & 20\% & 70\% \end{bmatrix}",
-     "assumed", None),
+     "given", None),
 ])
 def test_stated_weights_against_input_free_facts(matrix, status, expected):
     finding = [f for f in check_text(BASE + "$$" + matrix + "$$\n", "m.md").findings if f.line == 3]

@@ -232,3 +232,9 @@ def test_variants_are_read_apart_with_their_key_value_heads():
         "attention."))]
     assert found == [("gqa", 8), ("mha", 32), ("mqa", 1), ("mqa", None)]
     assert variants(_plain("The SHA-256 of the file, and a CMHA layer.")) == ()
+
+
+def test_counted_heads_in_other_languages_and_their_key_value_qualifier():
+    assert statements("Le modèle a 8 têtes de 64 colonnes, mais seulement 2 têtes KV.") == [("set", "h", 8),
+                                                                                            ("set", "g", 2)]
+    assert statements("Das Modell hat $h = 8$ Köpfe und $N = 6$ Schichten.") == [("set", "h", 8), ("layers", "N", 6)]

@@ -55,9 +55,16 @@ def test_softmax_rows_at_the_stated_precision():
 
 
 def test_missing_inputs_make_a_value_assumed():
+    """A value the model computes from inputs some of which the document gives and others not is assumed; where
+    nothing it is computed from is given (no X, no weights), the document starts from it: given."""
     d = DocumentModel()
     for name, value in (("n", 1), ("d_model", 2), ("h", 1)):
         d.bind_dim(name, value)
+    assert status(d, [r"\mathrm{head}_1", r"\begin{bmatrix} 1 & 2 \end{bmatrix}"], ["eq"]) == ("number", "given")
+    d = DocumentModel()
+    for name, value in (("n", 1), ("d_model", 2), ("h", 1)):
+        d.bind_dim(name, value)
+    assert status(d, ["X", r"\begin{bmatrix} 1 & 0 \end{bmatrix}"], ["eq"]) == ("number", "given")
     assert status(d, [r"\mathrm{head}_1", r"\begin{bmatrix} 1 & 2 \end{bmatrix}"], ["eq"]) == ("number", "assumed")
 
 
@@ -141,7 +148,8 @@ def test_per_head_names_are_read_whatever_the_order_of_their_scripts():
     assert canonical_tex(r"W_i^{(k)}") == r"W_{K}^{i}"
     assert canonical_tex(r"S^{(1)}_{31}") == r"(S_{1})_{31}"
     assert canonical_tex(r"\frac{Q_1K_1^T}{2}", zero_based=True) == r"\frac{Q_{2}K_{2}^T}{2}"
-    assert canonical_tex(r"W^O_1 + H_{kv} + W_1", zero_based=True) == r"W^O_1 + H_{kv} + W_1"  # not per-head names
+    # not per-head names of the model (W^O_1 is a block of the output projection, a name of its own: W_{O1})
+    assert canonical_tex(r"W^O_1 + H_{kv} + W_1", zero_based=True) == r"W_{O1} + H_{kv} + W_1"
     d = DocumentModel()
     d.bind_dim("n", 3), d.bind_dim("d_model", 4), d.bind_dim("h", 2)
     assert status(d, [r"Q_1 K_1^\top", r"X \big(W_Q^{(1)} W_K^{(1)\top}\big) X^\top"], ["eq"]) == ("formula", "correct")

@@ -644,3 +644,73 @@ def test_a_named_vector_approximated_twice_compares_its_two_values():
            "\\approx (0.1636,\\ 0.6728)^\\top.$$\n")
     assert statuses(doc, 1) == ["correct"]
     assert statuses(doc.replace("0.6728", "0.7128"), 1) == ["wrong"]
+
+
+# ----- ASCII grids, side by side; W_O's head blocks; a dot of two vectors; a parenthesised superscript -------------
+GRIDS = ("We use $n = 2$, $d_k = d_v = 2$ and $h = 2$.\n\n"
+         "    head₁ = [ 1  0 ]        head₂ = [ 0  3 ]\n"
+         "            [ 2 -1 ]                [ 1  1 ]\n\n"
+         "    W_O¹ = [ 1  2  0 ]      W_O² = [  2  0  1 ]\n"
+         "           [ 0  1 -1 ]             [ -1  1  0 ]\n\n"
+         "    head₁ · W_O¹ + head₂ · W_O² = [ -2  5  0 ]\n"
+         "                                  [  3  4  2 ]\n\n"
+         "    Concat = [ 1  0  0  3 ]\n"
+         "             [ 2 -1  1  1 ]\n")
+
+
+def test_matrices_drawn_as_ascii_grids_side_by_side_are_read_and_computed():
+    found = check_text(GRIDS, isolate=False).findings
+    assert [(f.line, f.status) for f in found if f.line >= 3] == [
+        (3, "given"), (3, "given"), (6, "given"), (6, "given"), (9, "correct"), (12, "correct")]
+    wrong = GRIDS.replace("[  3  4  2 ]", "[  3  4  1 ]").replace("[ 2 -1  1  1 ]", "[ 2 -1  1  0 ]")
+    # the sum of the per-head products and the concatenation of the heads, each on the line of its row that differs
+    assert flagged(wrong) == [10, 13]
+
+
+def test_a_product_of_two_vectors_of_one_shape_is_their_inner_product():
+    doc = ("Two heads share the key $k^{(0)} = (1, 0)$; their queries are $q^{(0)} = (1, 1)$ and "
+           "$q^{(1)} = (2, 0)$.\n\n"
+           "- $q^{(0)} \\cdot k^{(0)} = 1$ and $q^{(1)} \\cdot k^{(0)} = 2$.\n")
+    assert statuses(doc, 1)[-3:] == ["given", "given", "given"]  # k^{(0)} is a name, not k to the power 0
+    assert statuses(doc, 3) == ["correct", "correct"]
+    assert flagged(doc.replace("= 2$.", "= 3$.")) == [3]
+
+
+def test_a_variant_that_labels_a_clause_scopes_its_statements():
+    doc = ("We use $d_{model} = 4096$, $h = 32$, $d_k = 128$; GQA uses $g = 8$ key/value heads.\n\n"
+           "- MHA: $W_K \\in \\mathbb{R}^{4096 \\times 4096}$;\n"
+           "- GQA: $W_K \\in \\mathbb{R}^{4096 \\times 1024}$;\n"
+           "- MQA: $W_K \\in \\mathbb{R}^{4096 \\times 128}$.\n")
+    assert [statuses(doc, k) for k in (3, 4, 5)] == [["correct"], ["correct"], ["correct"]]
+    assert flagged(doc.replace("1024}$", "2048}$")) == [4]
+    assert flagged(doc.replace("- MQA: $W_K \\in \\mathbb{R}^{4096 \\times 128}",
+                               "- MQA: $W_K \\in \\mathbb{R}^{4096 \\times 256}")) == [5]
+
+
+def test_a_document_with_its_own_head_width_need_not_divide_d_model_by_h():
+    doc = "We use $n = 2$, $d_v = 2$, $h = 2$ and $d_{model} = 3$ (an output width of its own).\n"
+    assert flagged(doc) == []
+    assert flagged("We use $n = 2$, $h = 2$ and $d_{model} = 3$.\n") == [1]  # d_k = d_model / h = 3/2
+
+
+def test_plain_formulas_in_a_block_that_is_not_code_are_read_side_by_side():
+    doc = ("Pick Q and K directly:\n\n"
+           "    q₁ = (1, 0), q₂ = (2, −1);   k₁ = (1, 1), k₂ = (0.5, 1)\n\n"
+           "Dot products:\n\n"
+           "    q₁·k₁ = 1·1 + 0·1 = 1           q₁·k₂ = 1·0.5 + 0·1 = 0.5\n"
+           "    q₂·k₁ = 2·1 + (−1)·1 = 1        q₂·k₂ = 2·0.5 + (−1)·1 = 0\n")
+    assert statuses(doc, 3) == ["given"] * 4
+    assert statuses(doc, 7) == ["correct", "correct"] and statuses(doc, 8) == ["correct", "correct"]
+    assert flagged(doc.replace("(−1)·1 = 0", "(−1)·1 = 1")) == [8]
+
+
+def test_the_output_projection_given_as_its_head_blocks_is_their_stack():
+    doc = ("We use $n = 1$, $d_{model} = 4$ and $h = 2$ heads.\n\n"
+           "$\\mathrm{head}_1 = \\begin{bmatrix} 1 & 2 \\end{bmatrix}$, "
+           "$\\mathrm{head}_2 = \\begin{bmatrix} 0 & 1 \\end{bmatrix}$, "
+           "$W_O^{(1)} = \\begin{bmatrix} 1 & 0 & 0 & 0 \\\\ 0 & 1 & 0 & 0 \\end{bmatrix}$, "
+           "$W_O^{(2)} = \\begin{bmatrix} 0 & 0 & 1 & 1 \\\\ 0 & 0 & 0 & 1 \\end{bmatrix}$.\n\n"
+           "$$\\mathrm{Concat}(\\mathrm{head}_1, \\mathrm{head}_2) W_O = "
+           "\\begin{bmatrix} 1 & 2 & 0 & 1 \\end{bmatrix}$$\n")
+    assert statuses(doc, 5) == ["correct"]
+    assert flagged(doc.replace("1 & 2 & 0 & 1 \\end", "1 & 2 & 0 & 2 \\end")) == [5]

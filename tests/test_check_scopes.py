@@ -232,6 +232,20 @@ def test_decimals_stand_for_the_interval_they_round(statement, status):
     assert statuses(statement + "\n", 1) == [status]
 
 
+@pytest.mark.parametrize("statement, status", [
+    (r"$4 \times 768^2 = 2{,}359{,}296 \approx 2.36$ million weights", "correct"),
+    (r"$4 \times 768^2 = 2{,}359{,}296 \approx 3.36$ million weights", "wrong"),
+    (r"$4 \times 768^2 \approx 2.4$M weights", "correct"),  # two significant digits: within 50,000
+    (r"$4 \times 768^2 \approx 2.36\,\text{M}$", "correct"),
+    (r"$4 \times 768^2 \approx 2.36\,\text{M}$".replace("2.36", "2.46"), "wrong"),
+    (r"$4 \times 768^2 \approx 2.36$ মিলিয়ন প্যারামিটার", "correct"),
+    (r"$3 \times 2^{30} \approx 3.22$ Milliarden Bytes", "correct"),
+    (r"$2 \times 16 = 32$ K and V vectors", "correct"),  # a letter after a space is no scale
+], ids=["million", "million-wrong", "M-glued", "text-M", "text-M-wrong", "bengali", "german", "not-a-suffix"])
+def test_a_number_with_a_scale_word_is_compared_at_its_significant_digits(statement, status):
+    assert statuses(statement + "\n", 1) == [status]
+
+
 # ----- the document's own model --------------------------------------------------------------------------------------
 def test_steps_said_equal_without_weights_are_the_documents_choice():
     doc = SIZES + "\nHere $Q_1 = K_1 = V_1 \\in \\mathbb{R}^{3 \\times 2}$.\n"
@@ -391,7 +405,7 @@ _MQA = ("Take 32 layers, d_model = 4096, 32 heads of head_dim 128, fp16. Plain M
 
 
 def test_a_cache_in_a_paragraph_on_mqa_is_not_judged_with_the_documents_g():
-    assert statuses(_MQA, 9) == ["unchecked"]  # it holds with g = 1; was wrong against g = 8
+    assert statuses(_MQA, 9) == ["correct"]  # judged with g = 1, the variant its item is labelled with (not g = 8)
     assert flags(_MQA.replace("and 64 MiB", "and 65 MiB")) == [(9, "wrong")]  # and holds with no g at all
 
 
@@ -690,3 +704,28 @@ def test_a_matrix_the_document_gave_a_name_is_a_matrix_inside_functions():
     assert [f.status for f in findings if f.line == 13 and "det" in f.latex] == ["correct"]
     assert [f.status for f in findings if f.line == 16] == ["correct"]  # softmax(S) of the given S
     assert (16, "wrong") in flags(SMALL.replace("0.6652 & 0.2447", "0.6452 & 0.2647"))
+
+
+# ----- the section's own example ----------------------------------------------------------------------------------
+def test_a_count_in_n_holds_for_the_side_of_the_square_matrix_its_section_gives():
+    doc = ("# Notes\n\nWe take $n = 3$ tokens and $d_k = 2$.\n\n## Causal mask\n\n"
+           "$$\nS = \\begin{bmatrix} 1 & 0 & 0 & 0 \\\\ 0 & 1 & 0 & 0 \\\\ 0 & 0 & 1 & 0 \\\\ 0 & 0 & 0 & 1 "
+           "\\end{bmatrix}\n$$\n\n- Allowed entries: $n(n+1)/2 = 10$ of $16$\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 11]
+    assert [f.status for f in found] == ["unchecked"] and "n = 4" in found[0].message
+    assert flags(doc.replace("= 10$", "= 11$")) == [(11, "wrong")]  # it holds for no side at all
+
+
+def test_a_step_given_as_numbers_where_nothing_it_is_computed_from_is_given_is_where_the_document_starts():
+    doc = ("Running example: $n = 10$, $d_{model} = 512$, $h = 8$.\n\n## Toy check ($n = 3$, $d_k = 2$)\n\n"
+           "Take $n = 3 > d_k = 2$.\n\n## Concatenation ($h = 2$, $n = 3$, $d_v = 2$)\n\n"
+           "- $H_1 = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\end{bmatrix}$ (rank 2)\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 9]
+    assert [f.status for f in found] == ["given"] and "never given" in found[0].message  # not "assumed"
+
+
+def test_flop_arithmetic_on_numbers_is_judged_whatever_the_model_fixes():
+    doc = "- `QK^T`: `2*B*h*n*n*d_k = 2*4*8*128*128*64 = 67,108,864` FLOPs for the scores.\n"
+    assert flags(doc) == []
+    found = check_text(doc.replace("67,108,864", "33,554,432"), isolate=False).findings
+    assert [(f.line, f.status, f.expected) for f in found if f.status == "wrong"] == [(1, "wrong", "67108864")]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .arithmetic import arithmetic_value
 from .model import as_int
 
 __all__ = ["document_variant", "judge_flops", "flops_prose"]
@@ -77,12 +78,18 @@ def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
                 None, "")  # number is the last factor of a formula, not the amount
     result = parameter_and_flop_counts(doc.model()).result
     true = result["stages"].get(stage[0]) if stage[0] != "matmul_flops" else result["matmul_flops"]
-    if true is None or getattr(true, "free_symbols", None):
-        return "unchecked", f"{stage[1]}: {true} FLOPs, which depends on sizes the document does not fix", None, ""
     names = sizes(doc)
     names.setdefault("n_kv", int(doc.model().n_kv)) if as_int(doc.model().n_kv) is not None else None
     stated = int(m.group(1).replace(",", ""))
     terms = _chain_terms(s, m.start(), names)
+    for term in (t for t in terms if not any(ch.isalpha() for ch in t)):
+        # "2*B*h*n*n*d_k = 2*4*8*128*128*64 = N FLOPs": arithmetic on numbers is a local computation, judged from
+        # what it writes alone, whatever the model fixes
+        value = arithmetic_value(term, {})
+        if value != stated:
+            return "wrong", f"{term} = {value}, not {stated} FLOPs", str(value), "computed"
+    if true is None or getattr(true, "free_symbols", None):
+        return "unchecked", f"{stage[1]}: {true} FLOPs, which depends on sizes the document does not fix", None, ""
     own = [t for t in terms if re.search(r"[A-Za-z]", t)]  # the document's formula in its sizes (2 n^2 d_model)
     if own and stated != int(true) and all(_terms_verdict(doc, [t], stated, "") is None for t in terms):
         # its own count, computed right in its sizes, of what its words call the stage: which quantity that is (one

@@ -71,6 +71,8 @@ from ..errors import ParseError
 from ._markdown_rules import markdown_parser
 from ._outputs import printed_values, read_printed
 from ._statements import printing_names, statements
+from .grids import grids, is_python
+from .numerals import scaled
 from .octave import is_transcript
 
 __all__ = ["Piece", "extract"]
@@ -92,6 +94,16 @@ class Piece:
     clause: str = ""
     columns: tuple[str, ...] = ()
     rows: tuple[tuple[int, str], ...] = ()
+    level: int = 0  # a heading's level (1 for "#", 2 for "##", ...)
+    matrix_lines: tuple[int, ...] = ()  # the line of each row of the one matrix the piece draws over several lines
+
+
+def matrix_lines(text: str, first: int) -> tuple[int, ...]:
+    """The lines of the rows of the one matrix ``text`` (whose first line is ``first``) draws over several lines:
+    each line that holds a number, when the text holds one matrix (``[[`` or ``\\begin{..matrix}``) and breaks."""
+    if "\n" not in text.strip() or text.count("[[") + len(re.findall(r"\\begin\{[bpvBV]?matrix\}", text)) != 1:
+        return ()
+    return tuple(first + k for k, line in enumerate(text.split("\n")) if any(ch.isdigit() for ch in line))
 
 
 _ROW_ENVIRONMENTS = {"align", "aligned", "alignat", "alignedat", "gather", "gathered", "eqnarray", "flalign"}
@@ -138,16 +150,17 @@ def _rows(raw: str) -> list[tuple[int, str]]:
 def _math(raw: str, first: int, display: bool, sentence: str, cell: int | None, clause: str | None = None
           ) -> list[Piece]:
     """The math piece for ``raw`` (whose first character is on line ``first``), with its rows."""
-    text = raw.strip()
+    text = scaled(raw.strip())  # "2.36\,\text{M}": a number with a scale, in scientific notation
     if not text:
         return []
     line = first + raw[: len(raw) - len(raw.lstrip())].count("\n")
     rows = tuple((first + raw[:offset].count("\n"), row) for offset, row in (_rows(raw) if display else []))
     return [Piece("math", text, line, cell, display=display, sentence=sentence,
-                  clause=text if clause is None else clause, rows=rows)]
+                  clause=text if clause is None else clause, rows=rows,
+                  matrix_lines=() if rows else matrix_lines(raw.strip(), line))]
 
 
-def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool = False) -> list[Piece]:
+def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: int = 0) -> list[Piece]:
     """Math, prose, heading and unclosed pieces of one paragraph, heading or table cell."""
     content = token.content
     base = token.map[0] + 1 if token.map else 1
@@ -162,8 +175,10 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
             at = content.find(whole, cursor)
             at = cursor if at < 0 else at
             unit = _UNIT_AFTER.match(content, at + len(whole)) if child.type == "math_inline" else None
-            # "$... \approx 1.61$ GFLOP": a unit written right after the math is the last side's
-            text = child.content + (f" \\text{{{unit.group(1)}}}" if unit else "")
+            # "$... \approx 1.61$ GFLOP": a unit written right after the math is the last side's; so is a scale
+            # ("$\approx 2.36$ million")
+            text = child.content + (f" \\text{{{unit.group(1)}}}" if unit else "") if unit or child.type != \
+                "math_inline" else scaled(child.content, content[at + len(whole):at + len(whole) + 40])
             found.append((at, at + len(whole), at + len(opener), text, child.type != "math_inline"))
             spans.append((at, at + len(whole)))
         elif child.type in ("code_inline", "html_inline"):
@@ -199,7 +214,7 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
 
     pieces: list[Piece] = []
     if heading:
-        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content))
+        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content, level=heading))
     starts = [0] + [k + 1 for k, ch in enumerate(content) if ch == "\n"]
     on_line: dict[int, list[tuple[int, int, int, str, bool]]] = {}
     for item in found:
@@ -236,7 +251,8 @@ def _code(source: str, offset: int, cell: int | None, listing: bool = False,
     Code that parses as Python also gives one ``program`` piece: the whole block, traced by
     :mod:`.tracing`, with what it printed (``value``: the printed text and the line where a Markdown listing
     of it starts, or ``None`` for a notebook cell's own output)."""
-    pieces = [Piece("code", text, offset + line, cell, name=name, value=value)
+    pieces = [Piece("code", text, offset + line, cell, name=name, value=value,
+                    matrix_lines=matrix_lines(text, offset + line))
               for line, text, name, value in statements(source)]
     if listing and not pieces:
         pieces = [Piece("output", text, offset + line + 1, cell, name=label, value=value)
@@ -274,7 +290,8 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
             if parent in ("th_open", "td_open"):
                 row.append(token)
                 continue
-            pieces += _inline(token, cell, heading=parent == "heading_open")
+            level = int(tokens[k - 1].tag[1:]) if parent == "heading_open" and tokens[k - 1].tag[1:].isdigit() else 0
+            pieces += _inline(token, cell, heading=(level or 1) if parent == "heading_open" else 0)
             caption = token.content
         elif kind in ("thead_open", "thead_close"):
             head = kind == "thead_open"
@@ -292,11 +309,21 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
             if info in _MATH_FENCES:
                 pieces += _math(token.content, first + 1, True, token.content.strip(), cell)
                 continue
+            drawn = [] if info in ("matlab", "octave", "m") or is_transcript(token.content) else grids(token.content)
             listing = kind == "fence" and info in _LISTING_FENCES
             if listing and last_program is not None:
                 # an output listing right after a block of code (no other code between): what it printed
                 pieces[pieces.index(last_program)] = replace(last_program, value=(token.content, first + 1))
             new = _code(token.content, first, cell, listing=listing)
+            if drawn:  # not Python: matrices drawn as ASCII grids and plain formulas, read as the formulas they are
+                valued = {q.line for q in new if q.kind in ("code", "output") and (q.value is not None or
+                                                                                    is_python(q.text))}  # the code's
+                gridded = {first + 1 + line for line, _, grid, _ in drawn if grid}
+                new = [q for q in new if q.line not in gridded]  # a grid's first row alone is not its value
+                context = _around(lines, where[0], where[1])
+                new += [Piece("math", tex, first + 1 + line, cell, display=True, sentence=context, clause=tex,
+                              matrix_lines=tuple(first + 1 + k for k in rows))
+                        for line, tex, grid, rows in drawn if grid or first + 1 + line not in valued]
             if is_transcript(token.content) or info in ("matlab", "octave", "m"):
                 # an Octave/MATLAB session or script: its commands, and the grids a session displays
                 new.insert(0, Piece("transcript", token.content, first + 1, cell))

@@ -90,6 +90,29 @@ def _operator_name(m: re.Match[str]) -> str:
     return word if command == "text" and word == "model" else m.group(0)
 
 
+def _inner_products(expr: Any, named: dict[Any, Any]) -> Any:
+    r"""``q \cdot k`` of two vectors the document gave, of one shape (both rows or both columns): the only product
+    of the two that is defined is their inner product, so that is what it reads as."""
+    from sympy import Mul
+
+    vectors = {a: v for a, v in named.items() if getattr(v, "shape", (0, 0))[0] == 1 or
+               getattr(v, "shape", (0, 0))[1] == 1 and getattr(v, "shape", (0, 0))[0] > 1}
+
+    def dot(m: Any) -> Any:
+        pair = [a for a in m.args if a in vectors]
+        rest = [a for a in m.args if a not in vectors]
+        a, b = vectors[pair[0]], vectors[pair[1]]
+        inner = (a * b.T if a.rows == 1 else a.T * b)[0, 0]
+        return Mul(inner, *rest)
+
+    def is_pair(m: Any) -> bool:
+        pair = [a for a in m.args if a in vectors]
+        return len(pair) == 2 and vectors[pair[0]].shape == vectors[pair[1]].shape and max(
+            vectors[pair[0]].shape) > 1
+    return expr.replace(lambda m: isinstance(m, Mul) and is_pair(m), dot) if vectors and hasattr(expr, "replace") \
+        else expr
+
+
 def canonical_tex(tex: str, zero_based: bool = False) -> str:
     r"""A document's LaTeX with the per-head spellings rewritten to the reader's canonical ones.
 
@@ -97,6 +120,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     'Q_{2} K_{2}^{T}'
     >>> canonical_tex(r"\mathrm{head_0} = H_0", zero_based=True)
     '\\mathrm{head}_{1} = \\mathrm{head}_{1}'
+    >>> canonical_tex(r"q^{(0)} \cdot k^{(1)}")
+    'q_{0} \\cdot k_{1}'
     """
     t = re.sub(r"(\d)(?:\{,\}|\\,|\\ |~)(?=\d{3}(?!\d))", r"\1", tex)  # 262{,}144, 263\,168: thousands
     t = re.sub(r"\\[;,:!](?![A-Za-z])|(?<!\\)\\ |\\quad|\\qquad", " ", t)  # spacing commands, control space
@@ -131,6 +156,13 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", _stacked, t)
     t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=\s*[_^])", "S'", t)  # \tilde S_i, \tilde S^{(i)}: the scaled scores
     t = _SCRIPTED.sub(lambda m: _spelling(m, zero_based), t)
+    # W_O^{(1)}, W^O_2, W_1^O: the block of the output projection that head i's output multiplies, a name of its own
+    # (not W_O to a power, nor W_O itself)
+    t = re.sub(r"(?<![\\A-Za-z])W(?:_\{?O\}?\^\{?\(?(\d+|[a-z])\)?\}?|\^\{?O\}?_\{?\(?(\d+|[a-z])\)?\}?"
+               r"|_\{?\(?(\d+|[a-z])\)?\}?\^\{?O\}?)(?![\w{])",
+               lambda m: "W_{O%s}" % (m.group(1) or m.group(2) or m.group(3)), t)
+    # k^{(0)}, q^{(2)}, P^{(1)}: a superscript in parentheses is an index (of a head, a layer, a token), never a power
+    t = re.sub(r"(?<![\\A-Za-z_^{])([A-Za-z])\s*\^\s*\{\s*\((\w{1,3})\)\s*\}(?!\s*[_^])", r"\1_{\2}", t)
     t = re.sub(r"f_(\{?\w+\}?)\s*\(\s*x\s*\)", r"\\mathrm{head}_\1", t)  # f_i(x): head i as a map
     t = re.sub(r"(?<![\\A-Za-z])(?:I|\\mathbb\{I\}|\\mathrm\{I\})_\{?(\d{1,2})\}?", _identity, t)
     t = re.sub(r"(?:\\left)?\[\s*(\\mathrm\{head\}[^\[\]]*?)(?:\\right)?\]", _stacked, t)
@@ -641,6 +673,8 @@ class DocumentModel:
         is a matrix inside a function too (``\\mathrm{softmax}(S / \\sqrt{2})``); a name it declared a shape for,
         as a matrix of that shape; None for any other name."""
         name = key.replace("{", "").replace("}", "")
+        if name not in self.definitions and key in self.definitions:  # W_{O1}: the name as the reader keeps it
+            name = key
         if name not in self.definitions and name in self.declared:
             from .shapes import _size
 
@@ -687,7 +721,7 @@ class DocumentModel:
             got = read_expression(text, tables[1], strict=False)
         if self.definitions and hasattr(got, "free_symbols"):
             named = {a: self._definition(str(a)) for a in got.free_symbols if str(a) in self.definitions}
-            got = got.xreplace(named) if named else got
+            got = _inner_products(got, named).xreplace(named) if named else got
         if getattr(got, "has", None) and got.has(S.ImaginaryUnit):
             raise ParseError(f"{tex!r}: a bare I is read as the identity only with its size (I_n)")
         if isinstance(got, FiniteSet) and len(got) == 1 and dim_name(str(next(iter(got)))) is not None:
@@ -771,6 +805,11 @@ class DocumentModel:
                 givens[w] = heads
         if "W_O" in self.values:
             givens["W_O"] = self.values["W_O"]
+        else:  # W_O given as its head blocks W_O^1, ..., W_O^h (the rows head i's output multiplies), stacked
+            blocks = [self.definitions.get(f"W_{{O{i}}}") for i in range(1, h + 1)]
+            if h > 1 and all(getattr(b, "is_Matrix", False) for b in blocks) and \
+                    len({b.cols for b in blocks}) == 1:  # type: ignore[union-attr]
+                givens["W_O"] = ImmutableMatrix.vstack(*blocks)
         if M.cross and "Y" in self.values:
             givens["Y"] = self.values["Y"]
         mask = M.mask_matrix

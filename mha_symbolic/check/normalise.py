@@ -140,7 +140,7 @@ def normalise(tex: str) -> str:
     for ascii_op, command in _ASCII_OPS:
         t = re.sub(re.escape(ascii_op) + r"(?=([A-Za-z]?))", partial(_spaced, command), t)
     t = re.sub(r"(?<=[A-Za-z0-9}\)'])_([a-z]{2,}[0-9]*|[A-Z][0-9]+|[0-9]{2,})(?![A-Za-z0-9])", r"_{\1}", t)
-    t = re.sub(r"(?<=[A-Za-z0-9}\)])\^(-?[0-9]{2,}|-[0-9])(?![0-9])", r"^{\1}", t)
+    t = re.sub(r"(?<=[A-Za-z0-9}\)])\^(-?[0-9]+\.[0-9]+|-?[0-9]{2,}|-[0-9])(?![0-9.])", r"^{\1}", t)  # e^-0.6
     t = _sqrt(t)
     t = _LAYOUT.sub(_layout, t)
     return _TRANSPOSE.sub("^T", t)

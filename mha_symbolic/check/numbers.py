@@ -727,9 +727,11 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                         verdicts.append(contradiction)
                         continue
                     bare = "".join(tex[i].replace("{", "").replace("}", "").split())
-                    if i == 0 and len(sides) == 2 and missing and re.fullmatch(r"[QKV](?:_\w+)?", bare) and \
-                            "X" in missing and not any(m in doc.values for m in missing):
-                        # Q = [numbers] where neither X nor the weights are given: where the document starts
+                    named = re.fullmatch(r"(?:\\mathrm)?[A-Za-z]+(?:_\w+)?(?:\^\w+)?", bare)  # Q, H_1, \mathrm{head}_1
+                    if i == 0 and len(sides) == 2 and missing and named and "X" in missing \
+                            and not any(m in doc.values for m in missing) and op in ("eq", "approx"):
+                        # Q = [numbers], H_1 = [numbers], where neither X nor the weights are given: where the
+                        # document starts (any step of the model: nothing it is computed from is given)
                         if key is not None and key in doc.model().steps:
                             doc.assumed[key] = stated
                         _assume_head_blocks(doc, tex[i], stated)

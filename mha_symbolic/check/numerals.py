@@ -11,13 +11,40 @@ a thousands separator and a MATLAB row ``[100 200 300]`` three numbers.
 (True, False)
 >>> as_points("24 GiB / 128 KiB = 196 608 tokens; 0,75 GiB; 0,125; $e \\approx 2{,}718$")
 '24 GiB / 128 KiB = 196608  tokens; 0.75 GiB; 0.125; $e \\approx 2.718  $'
+
+A number may carry a scale: a word after it ("2.36 million", "7 Milliarden", "২.৩৬ মিলিয়ন") or a suffix glued to it
+("2.4M", "32k"), in math (``2.36\,\text{M}``) or right after the math that ends with it (``$\approx 2.36$ million``).
+:func:`scaled` writes such a number in scientific notation, so that it is compared at the significant digits it is
+written with (``2{,}359{,}296 \approx 2.36 \times 10^{6}`` holds; ``\approx 3.36`` million does not).
+
+>>> scaled(r"4 \cdot 768^2 \approx 2.36\,\text{M}"), scaled(r"x \approx 2.36", "million parameters")
+('4 \\cdot 768^2 \\approx 2.36 \\times 10^{6}', 'x \\approx 2.36 \\times 10^{6}')
+>>> scaled(r"n = 4", " K and V"), scaled(r"n = 32", "k tokens")
+('n = 4', 'n = 32 \\times 10^{3}')
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["decimal_comma", "as_points"]
+__all__ = ["decimal_comma", "as_points", "scaled"]
+
+#: the powers of ten a scale word names, in the languages of the documents read (a lexicon, like number words);
+#: words may stand one space after the number, the one-letter suffixes only glued to it ("2.4M", not "4 K and V")
+_SCALE_WORDS = {
+    "thousand": 3, "thousands": 3, "Tausend": 3, "mille": 3, "миллион": 6,
+    "million": 6, "millions": 6, "Million": 6, "Millionen": 6, "Mio": 6, "millones": 6, "millón": 6, "milioni": 6,
+    "milhões": 6, "milhão": 6, "мільйонів": 6, "মিলিয়ন": 6, "百万": 6, "万": 4, "亿": 8,
+    "billion": 9, "billions": 9, "bn": 9, "Mrd": 9, "Milliarden": 9, "milliards": 9, "miliardi": 9, "bilhões": 9,
+    "বিলিয়ন": 9, "trillion": 12, "trillions": 12,
+}
+_SCALE_SUFFIXES = {"k": 3, "K": 3, "M": 6}
+_WORD_AFTER = re.compile(r"(?:\\,|\\;|\\ |~|[ \u00a0\u2009\u202f])?(" + "|".join(
+    sorted(map(re.escape, _SCALE_WORDS), key=len, reverse=True)) + r")(?![^\W\d_])|(" + "|".join(_SCALE_SUFFIXES)
+    + r")(?![^\W\d_])")
+_LAST_NUMBER = re.compile(r"(?:^|(?<=[=\s{]))(\d+(?:\.\d+)?)\s*$")
+_TEXT_SCALE = re.compile(r"(\d)\s*(?:\\[,;! ]|~|\s)*\\(?:text|mathrm|textrm|mbox)\{\s*(" + "|".join(
+    sorted(map(re.escape, [*_SCALE_WORDS, *_SCALE_SUFFIXES]), key=len, reverse=True)) + r")\.?\s*\}")
 
 #: a comma decimal nobody reads as a thousands separator: 0,75 or 1,5 GiB (one or two places before a unit)
 _EVIDENCE = re.compile(r"(?<![\d.,\[({])(?:0,\d+|\d+,\d{1,2})\s*(?:[KMGTP]i?B|[KMGTP]?FLOPs?|%)(?![\w\])}])"
@@ -44,3 +71,18 @@ def as_points(text: str) -> str:
         return f"{whole}.{fraction}" + " " * (len(mark) - 1)
 
     return _COMMA_DECIMAL.sub(point, text)
+
+
+def _power(word: str) -> int:
+    return _SCALE_WORDS.get(word, _SCALE_SUFFIXES.get(word, 0))
+
+
+def scaled(tex: str, after: str = "") -> str:
+    """``tex`` with a number that carries a scale written in scientific notation: a scale in ``\\text{}`` after a
+    number inside it, or a scale word that begins ``after`` (the prose right after the math) when ``tex`` ends with
+    a number (see the module docstring)."""
+    tex = _TEXT_SCALE.sub(lambda m: f"{m.group(1)} \\times 10^{{{_power(m.group(2))}}}", tex)
+    m = _WORD_AFTER.match(after)
+    if m and _LAST_NUMBER.search(tex):
+        tex = tex.rstrip() + f" \\times 10^{{{_power(m.group(1) or m.group(2))}}}"
+    return tex

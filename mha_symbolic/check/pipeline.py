@@ -118,6 +118,10 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 message = (f"the document does not say that tokens are rows (X is n x d_model); in that convention: "
                            f"{message}")  # which way its tokens go: the row convention is the checker's default
             evidence: tuple[str, ...] = ()
+            if status == "wrong" and p.matrix_lines and line == p.line:  # a matrix drawn over several lines: the
+                entry = _ENTRY.search(message)  # verdict goes to the line of the row that differs
+                if entry and int(entry.group(1)) <= len(p.matrix_lines):
+                    line = p.matrix_lines[int(entry.group(1)) - 1]
             if status in ("wrong", "inconsistent"):
                 evidence = tuple(f"{k} = {v} (line {doc.bound_line[k]})" for k, v in doc.dims.items()
                                  if k in doc.bound_line) + \
@@ -153,6 +157,10 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     return report
 
 
+#: the entry a wrong matrix names first (numbers.py: "... computed exactly; entry (2, 3) differs")
+_ENTRY = re.compile(r"; entry \((\d+), \d+\) differs")
+
+
 def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                          findings: list[Any], start: int, paragraph: str) -> None:
     """A wrong or inconsistent finding that holds in a configuration its paragraph states ("What if $h$ were
@@ -168,6 +176,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
     earlier = before.examples[-1] if before.examples and before.example_section < before.section else None
     if earlier is not None and earlier[0]:
         configurations.append(dict(earlier[0]))
+    squares = _section_squares(before)  # n x n matrices of the section's own example: their side is its n
+    configurations += [{"n": side} for side in squares if side != scopes.model_sizes(before).get("n")]
     unmasked = before.causal and before.causal_section < before.section  # the mask of an earlier section
     for sizes in configurations + ([{}] if unmasked else []):
         rerun: list[Any] = []
@@ -197,6 +207,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
         where = "which its paragraph states" if earlier is None or sizes is not configurations[-1] else \
             f"the example before the one this document started in an earlier section (line " \
             f"{min(earlier[1].values(), default='?')})"
+        if set(sizes) == {"n"} and sizes["n"] in squares:
+            where = f"the side of the square matrix {squares[sizes['n']]} this section gives"
         if not sizes:
             said, where, model = "no mask", "as before the section that applied the causal mask", "the causal mask"
         for i in flagged:
@@ -205,6 +217,17 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
                 findings[i] = replace(f, status="unchecked", expected=None, basis="", message=(
                     f"{'is not refuted' if special else 'holds'} with {said}, {where}; the document's model has "
                     f"{model}: about that configuration, not judged against the model"))
+
+
+def _section_squares(doc: DocumentModel) -> dict[int, str]:
+    """The sides of the square matrices (2 x 2 or larger) the document gave names to in the current section, each
+    with the name and line ("S (line 77)"): scores or weights of the section's own example, of n tokens."""
+    out: dict[int, str] = {}
+    for name, value in doc.definitions.items():
+        rows, cols = getattr(value, "rows", 0), getattr(value, "cols", 0)
+        if rows == cols and rows >= 2 and doc.bound_in.get(name, (-1,))[0] >= doc.section_paragraph:
+            out.setdefault(rows, f"{name} (line {doc.bound_line.get(name, '?')})")
+    return out
 
 
 def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
@@ -740,6 +763,8 @@ def _judge_variant(doc: DocumentModel, m: Any, c: Any) -> tuple[str, str] | None
     if label.startswith(("gqa", "grouped")):  # "GQA-8: $H_{kv} = 8$": the groups of that variant, not this model's
         number = re.search(r"\d+", label)
         if value is None or number is None:
+            if value is not None and number is None:  # "GQA uses $g = 8$ KV heads": that variant's, where it is named
+                doc.memory.setdefault("variant_g", {})["gqa"] = value
             return "given", f"g = {side} of the variant this line is about ({m.group(1)})"
         groups = int(number.group())  # GQA-8: 8 key/value heads (or, read as the group size, h / 8 of them)
         if value == groups:
@@ -809,7 +834,8 @@ def _sizes_agree(doc: DocumentModel, p: Any, emit: Any) -> None:
         doc.kv_reported = True
         emit(p.line, p.text, "inconsistent", problem, None, "setting", "computed")
     d = doc.dims
-    if {"d_model", "h"} <= d.keys() and "d_k" not in d and d["d_model"] % d["h"] and not doc.sizes_reported:
+    if {"d_model", "h"} <= d.keys() and not {"d_k", "d_v"} & d.keys() and d["d_model"] % d["h"] and \
+            not doc.sizes_reported:  # (a document that states its own head width does not divide d_model)
         doc.sizes_reported = True
         emit(p.line, p.text, "inconsistent", f"h = {d['h']} does not divide d_model = {d['d_model']}: the head width "
              f"d_k = d_model / h = {d['d_model']}/{d['h']} is not an integer", None, "setting", "computed")
@@ -937,8 +963,12 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     if doc.local is not None and doc.local[0] == paragraph and paragraph and (not sizes or sizes == doc.local[2]) \
             and doc.local_clause in (None, clause):
         return doc.local[1], doc.local[2]
+    labelled = _labelled_variant(doc, p, clause) if not sizes and not own else None  # (g = 1 under "MQA:" is
+    # judged against the variant by _variant_label)
+    if labelled:  # "MQA: $W_K \\in ...$": judged in the variant its clause is labelled with
+        sizes = labelled
     known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
-    local = hypothetical(clause) or conditional(clause) or any(known.get(k) not in (None, v)
+    local = bool(labelled) or hypothetical(clause) or conditional(clause) or any(known.get(k) not in (None, v)
                                                                for k, v in sizes.items()) \
         or any(k in doc.constrained for k in sizes)
     if not sizes or not local:
@@ -949,12 +979,33 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
                    values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else
                    _resplit(doc, sizes["h"]),
-                   assumed={}, definitions=dict(doc.definitions), local=None, _model=None, _table=None)
+                   assumed={}, definitions=dict(doc.definitions), declared=dict(doc.declared), local=None,
+                   _model=None, _table=None)
     doc.local = (paragraph, copy, sizes)
     # an example the paragraph opens ("Suppose n = 4. Then ...") lasts to its end; a condition or a counterfactual
     # ("If we had d_k = 8 the bound would be 6.") binds only its own clause: the next sentence is the document's
-    doc.local_clause = clause if conditional(clause) or counterfactual(clause) else None
+    doc.local_clause = clause if conditional(clause) or counterfactual(clause) or labelled else None
     return copy, sizes
+
+
+def _labelled_variant(doc: DocumentModel, p: Any, clause: str) -> dict[str, int] | None:
+    r"""The key/value heads of the variant a clause is labelled with, when it is not the document's own: the one
+    variant named before the piece, among the first words of its clause ("MHA: $W_K \in ...$", "- **MQA** (one KV
+    head): ...", "GQA-4：..."): g = h for multi-head, 1 for multi-query, the stated or the document's number for
+    grouped-query attention.  None when no such label, or nothing differs."""
+    from .prose import _plain, variants
+
+    at = clause.find(p.text.strip())
+    h, g = scopes.model_sizes(doc).get("h"), scopes.model_sizes(doc).get("g")
+    if at < 0 or h is None:
+        return None
+    named = variants(_plain(clause[:at]))
+    if len(named) != 1 or named[0][0] > 12:  # a label opens its clause; a variant named in passing is not one
+        return None
+    v = named[0][1]
+    stated = doc.memory.get("variant_g", {}).get("gqa") or (g if g is not None and 1 < g < h else None)
+    heads = h if v.kind == "mha" else 1 if v.kind == "mqa" else v.kv_heads or stated
+    return {"g": heads} if heads is not None else None
 
 
 def _sentence_sizes(sentence: str) -> dict[str, int]:

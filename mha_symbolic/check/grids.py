@@ -1,0 +1,135 @@
+r"""Matrices drawn as ASCII grids in plain text: one bracketed row per line, the name on the first.
+
+A plain-text derivation draws a matrix as rows under one another, and often two side by side::
+
+    head₁ = [ 1  0 ]        head₂ = [ 0  3 ]
+            [ 2 -1 ]                [ 1  1 ]
+
+:func:`grids` reads such a block (one that is not Python: a block of code is the tracer's) as LaTeX statements,
+one per drawn matrix, at the line of its first row (``\mathrm{head}_{1} = \begin{bmatrix} 1 & 0 \\ 2 & -1
+\end{bmatrix}``).
+The other lines of the block are plain formulas (``q₁ = (1, 0), q₂ = (2, −1);   k₁ = (1, 1)``), cut at semicolons
+and wide gaps and read as :func:`.plain.formula_line` reads a line of plain text.
+Side-by-side drawings are first cut into columns where every line has a gap of three spaces or more and the part
+on the right opens with a name and ``=``.  The left side is read as a plain formula is (Unicode normalised, the
+words of the mathematics as commands); rows of unequal length, or a block with no named grid, give nothing.
+
+>>> drawn = grids("head₁ = [ 1  0 ]        head₂ = [ 0  3 ]\n        [ 2 -1 ]                [ 1  1 ]\n")
+>>> drawn[0]
+(0, '\\mathrm{head}_{1} = \\begin{bmatrix} 1 & 0 \\\\ 2 & -1 \\end{bmatrix}', True, (0, 1))
+>>> drawn[1]
+(0, '\\mathrm{head}_{2} = \\begin{bmatrix} 0 & 3 \\\\ 1 & 1 \\end{bmatrix}', True, (0, 1))
+>>> grids("X = np.array([[1, 0], [0, 1]])\n")
+[]
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+__all__ = ["grids", "is_python"]
+
+#: a named grid's first line: ``name = [ 1  0 ]`` (the name may be a product: ``head₁ · W_O¹``)
+_FIRST = re.compile(r"^\s*(?P<lhs>[^\W\d][^=\[\]]{0,60}?)\s*(?P<op>=|≈)\s*\[(?P<row>[^\[\];]*)\]\s*$")
+#: a continuation row: ``[ 2 -1 ]``
+#: the start of a named grid, whatever follows it on the line (another drawing beside it)
+_OPENS = re.compile(r"[^\W\d][^=\[\]\s]{0,30}(?:\s*[·*]\s*[^\W\d][^=\[\]\s]{0,30})?\s*(?:=|≈)\s*\[")
+_NEXT = re.compile(r"^\s*\[(?P<row>[^\[\];]*)\]\s*$")
+_NUMBER = re.compile(r"^[-−+]?(?:\d+(?:\.\d*)?|\.\d+)$")
+
+
+def is_python(source: str) -> bool:
+    """Does ``source`` parse as Python (never run)?"""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _cuts(lines: list[str]) -> list[int]:
+    """The columns where a side-by-side drawing is cut: after a gap of 3 spaces or more in every line, before a
+    part that opens with ``name =`` on some line."""
+    width = max((len(x) for x in lines), default=0)
+    blank = [all(j >= len(x) or x[j] == " " for x in lines) for j in range(width)]
+    cuts = []
+    for j in range(3, width):
+        if blank[j - 1] and blank[j - 2] and blank[j - 3] and not blank[j] and \
+                any(_OPENS.match(x[j:]) for x in lines if len(x) > j and x[:j].strip()):
+            cuts.append(j)
+    return cuts
+
+
+def _row(text: str) -> list[str] | None:
+    cells = [c for c in re.split(r"[\s,]+", text.strip()) if c]
+    return [c.replace("−", "-") for c in cells] if cells and all(_NUMBER.match(c) for c in cells) else None
+
+
+#: where a line of plain formulas is cut into formulas: a semicolon, a gap of three spaces, a comma and two spaces
+_BETWEEN = re.compile(r";|\s{3,}|,\s{2,}")
+
+
+def _formulas(line: str) -> list[str]:
+    """The plain formulas of one line of the block (``q₁ = (1, 0), q₂ = (2, −1);   k₁ = (1, 1)``, ``q₁·k₁ = 1·1 +
+    0·1 = 1           q₁·k₂ = 0.5``), each as LaTeX (:func:`.plain.formula_line`); a part with words is none."""
+    from .plain import formula_line
+
+    out = []
+    for part in _BETWEEN.split(line):
+        pieces = [part]
+        if part.count("=") > 1 and re.search(r"\),\s*[^\W\d]", part):  # q₁ = (1, 0), q₂ = (2, −1): two bindings
+            pieces = re.split(r"(?<=\)),\s*(?=[^\W\d])", part)
+        out += [tex for x in pieces if x.strip() and not _FIRST.match(x)  # (a row of a drawing: not a formula)
+                and (tex := formula_line(x.strip())) is not None]
+    return out
+
+
+def _lhs(text: str) -> str:
+    """The left side as LaTeX: Unicode normalised, the words of the mathematics (head, softmax) as commands."""
+    from .normalise import normalise
+    from .plain import math_words
+
+    return math_words(normalise(text.strip()))
+
+
+def grids(source: str) -> list[tuple[int, str, bool, tuple[int, ...]]]:
+    """``(line, tex, grid, rows)`` per named grid drawn in ``source`` (0-based line of its first row, the lines of its
+    rows) and per plain formula of its other lines (no rows); [] for Python code."""
+    lines = source.split("\n")
+    if not any("=" in x or "≈" in x for x in lines) or is_python(source):
+        return []
+    found: list[tuple[int, int, str, bool, tuple[int, ...]]] = []
+    groups: list[list[int]] = [[]]
+    for k, line in enumerate(lines):  # runs of non-blank lines: each is cut on its own
+        if line.strip():
+            groups[-1].append(k)
+        elif groups[-1]:
+            groups.append([])
+    for group in (g for g in groups if g):
+        block = [lines[k] for k in group]
+        edges = [0, *_cuts(block), max(len(x) for x in block)]
+        for a, b in zip(edges, edges[1:], strict=False):
+            column = [x[a:b] for x in block]
+            i = 0
+            while i < len(column):
+                first = _FIRST.match(column[i])
+                row = _row(first.group("row")) if first else None
+                if first is None or row is None:
+                    found += [(group[i], a, tex, False, ()) for tex in _formulas(column[i])]
+                    i += 1
+                    continue
+                rows, j = [row], i + 1
+                while j < len(column) and (nxt := _NEXT.match(column[j])) and (more := _row(nxt.group("row"))):
+                    rows.append(more)
+                    j += 1
+                if len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows):  # (one row: the code reader's)
+                    body = r" \\ ".join(" & ".join(r) for r in rows)
+                    found.append((group[i], a, f"{_lhs(first.group('lhs'))} {first.group('op')} "
+                                  rf"\begin{{bmatrix}} {body} \end{{bmatrix}}", True,
+                                  tuple(group[k] for k in range(i, j))))
+                i = j
+    return [(line, tex, grid, rows) for line, _, tex, grid, rows in sorted(found)]
