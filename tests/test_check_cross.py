@@ -147,3 +147,15 @@ def test_a_flop_count_of_its_own_arithmetic_counts_what_the_sentence_says():
     assert own[0] == "unchecked" and "2048" in own[1]  # not wrong by the model's count of one head's scores
     assert judge_flops(doc, "Per new token, QK^T costs 2 * 4 * 8 * 16 = 1000 FLOPs.")[0] == "wrong"
     assert judge_flops(doc, "The scores of one head take 2048 FLOPs.")[0] == "correct"
+
+
+def test_query_and_key_lengths_named_the_other_way_round_are_the_documents_own_naming():
+    doc = ("# Cross-attention\n\nThe decoder states ($m = 3$ target positions) produce the queries; the encoder output "
+           "($n = 5$ source positions)\nproduces the keys and values, with $d_{\\text{model}} = 4$ and $h = 2$ heads, "
+           "so $d_k = 2$.\n\n$$Y \\in \\mathbb{R}^{3 \\times 4}, \\quad H \\in \\mathbb{R}^{5 \\times 4}$$\n\n"
+           "- $S_i = Q_i K_i^\\top/\\sqrt{2} \\in \\mathbb{R}^{3\\times 5}$ (decoder $\\times$ encoder);\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 8]
+    assert [f.status for f in found] == ["unchecked"] and "other way round" in found[0].message
+    wrong = [f.status for f in check_text(doc.replace("{3\\times 5}", "{3\\times 4}"), isolate=False).findings
+             if f.line == 8]
+    assert wrong == ["wrong"]  # a shape that holds in neither naming

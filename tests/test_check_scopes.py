@@ -729,3 +729,25 @@ def test_flop_arithmetic_on_numbers_is_judged_whatever_the_model_fixes():
     assert flags(doc) == []
     found = check_text(doc.replace("67,108,864", "33,554,432"), isolate=False).findings
     assert [(f.line, f.status, f.expected) for f in found if f.status == "wrong"] == [(1, "wrong", "67108864")]
+
+
+def test_a_value_claimed_with_approx_in_another_paragraph_is_another_example():
+    doc = ("$$p \\approx (0.665, 0.245, 0.090)$$\n\n"
+           "For the saturated case, $p \\approx (0.99966, 0.00034, 1.1\\times10^{-7})$ instead.\n")
+    assert flags(doc) == [] and statuses(doc, 3) == ["given"]
+    same = "$$p \\approx (0.665, 0.245, 0.090)$$ and so $p \\approx (0.665, 0.245, 0.091)$.\n"
+    assert statuses(same, 1)[-1] in ("wrong", "unchecked")  # the same scope: compared, or said and not judged
+
+
+def test_the_documents_own_size_named_inside_a_hypothetical_paragraph_is_its_own():
+    doc = ("We use $d_k = 64$ throughout.\n\n"
+           "Say we had $d_k = 256$ and no scaling. That is roughly 3000 times worse than with $d_k = 64$.\n")
+    assert flags(doc) == []
+    assert [f.message[:9] for f in check_text(doc, isolate=False).findings if f.line == 3][-1] == "d_k = 64:"
+
+
+def test_a_chain_that_goes_on_as_a_list_of_names_ends_at_the_first():
+    from mha_symbolic.check.read import chains
+
+    assert [(c.sides, c.ops) for c in chains(r"Q_i = XW_i^Q,\;K_i,\;V_i")] == [(("Q_i", "XW_i^Q"), ("eq",))]
+    assert [c.sides for c in chains("d = 1, 2, 3")] == [("d", "1, 2, 3")]  # numbers: a tuple, not names

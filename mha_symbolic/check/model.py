@@ -439,6 +439,7 @@ class DocumentModel:
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value
     local: tuple[str, Any, dict[str, int]] | None = None  # (paragraph, model, sizes) of an example in it
     local_clause: str | None = None  # the clause a local example is bound to (a condition's), or None: the paragraph
+    drawn: bool = False  # the formula being read is drawn as a result by the clause before it ("So $p \approx ...$")
     section_sizes: dict[str, int] = field(default_factory=dict)  # a section's own example ("**Q5. ... $n = 4$?**")
     bound_in: dict[str, tuple[int, int]] = field(default_factory=dict)  # the scope each size was bound in
     bound_line: dict[str, int] = field(default_factory=dict)  # the line each size was bound on (evidence)

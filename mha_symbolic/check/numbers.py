@@ -609,11 +609,13 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     name = tex[0].strip() if len(sides) == 2 else ""
     before = _literal(sides[0])
     if name in doc.definitions and stated_at == [0, 1] and stated_shape is not None and before is not None and \
-            before != stated and (ops[0] in ("eq", "def") or before.shape != stated.shape):
+            before != stated and (ops[0] in ("eq", "def") or before.shape != stated.shape or ops[0] == "approx"
+                                  and not doc.drawn and _another_scope(doc, name, False)):
         # S = [3 x 3 numbers] earlier, now S = [4 x 4 numbers]; s = (1, 2, 3) in one paragraph, s = (1, 1, 3) in a
         # later one: another example, not a claim (the name's value lives in its scope, as a size's does). In the
         # same scope, two literal values of one name are an alternative or a slip: said, not judged. "=" gives a
-        # name a value; "p ≈ (0, 1)" claims one, and is compared
+        # name a value; "p ≈ (0, 1)" claims one, and is compared in the scope that gave the value (in another scope
+        # it is another example's value, as a size restated there is)
         was, line = doc.definitions[name], doc.bound_line.get(name)
         if not _another_scope(doc, name, was.shape != stated.shape):
             return ("unchecked", f"{name} was given other values on line {line} of this paragraph: another example "

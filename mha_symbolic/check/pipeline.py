@@ -57,6 +57,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
+    # (a cross-attention document that names its lengths by role, n_q and n_kv, says which is the queries')
+    doc.memory["lengths_named"] = cross and bool(re.search(r"n_\{?(?:q|kv|\\text\{kv\})\}?(?![A-Za-z])", source))
     doc.causal_text = bool(CAUSAL_WORDS.search(repair.text)) or drawn_causal(repair.text)
     doc.own_width = not _states_width_relation(pieces)
     declared = _declared_convention(pieces)  # X in R^{d x n}: tokens are columns; R^{n x d}: rows
@@ -178,6 +180,11 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
         configurations.append(dict(earlier[0]))
     squares = _section_squares(before)  # n x n matrices of the section's own example: their side is its n
     configurations += [{"n": side} for side in squares if side != scopes.model_sizes(before).get("n")]
+    lengths = scopes.model_sizes(before)
+    swapped = {"n": lengths.get("n_kv", 0), "n_kv": lengths.get("n", 0)}
+    if before.cross and not before.memory.get("lengths_named") and 0 not in swapped.values() and \
+            swapped["n"] != swapped["n_kv"] and not before.definitions and not before.values:  # (values decide)
+        configurations.append(swapped)  # cross-attention: which length is the queries' is the document's to name
     unmasked = before.causal and before.causal_section < before.section  # the mask of an earlier section
     for sizes in configurations + ([{}] if unmasked else []):
         rerun: list[Any] = []
@@ -209,6 +216,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
             f"{min(earlier[1].values(), default='?')})"
         if set(sizes) == {"n"} and sizes["n"] in squares:
             where = f"the side of the square matrix {squares[sizes['n']]} this section gives"
+        if sizes is swapped:
+            where = "the query and key lengths named the other way round (the document's own naming of its inputs)"
         if not sizes:
             said, where, model = "no mask", "as before the section that applied the causal mask", "the causal mask"
         for i in flagged:
@@ -395,6 +404,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      f"{elsewhere}), not the document's own", kind="formula")
                 return
         here, scoped = _scoped(doc, p)
+        doc.drawn = here.drawn = _drawn(p)  # "So $p \approx (0, 1)$": a result about the same p, compared
         if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
                 grouped_prose(here, p, emit):
             return  # \text{KV cache per token} = 2 g d_k = 256: the engine's count, not arithmetic alone
@@ -434,6 +444,11 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             if scoped and _is_binding(c, scoped):
                 emit(p.line + c.row, c.text, "given", "a condition of this sentence only "
                      f"({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
+                continue
+            outside = _own_size(doc, c) if here is not doc else None
+            if outside is not None:  # "Say we had d_k = 256 ... than with $d_k = 64$": the document's own example
+                emit(p.line + c.row, c.text, "given", f"{outside}: the document's own value, outside the example "
+                     f"this paragraph takes ({', '.join(f'{k} = {v}' for k, v in scoped.items())})", kind="setting")
                 continue
             sized = re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", c.text))  # a size in it, not 1024 > 2048
             relation = set(c.ops) <= {"lt", "le", "gt", "ge"} or set(c.ops) <= {"eq", "ne"} and not any(
@@ -1006,6 +1021,16 @@ def _labelled_variant(doc: DocumentModel, p: Any, clause: str) -> dict[str, int]
     stated = doc.memory.get("variant_g", {}).get("gqa") or (g if g is not None and 1 < g < h else None)
     heads = h if v.kind == "mha" else 1 if v.kind == "mqa" else v.kv_heads or stated
     return {"g": heads} if heads is not None else None
+
+
+def _own_size(doc: DocumentModel, c: Any) -> str | None:
+    """``name = value`` where the value is the document's own binding of that size (read inside a local example
+    that binds it otherwise): the size and value, else None."""
+    if len(c.sides) != 2 or c.ops != ("eq",) or not c.sides[1].strip().isdigit():
+        return None
+    name = dim_name(c.sides[0])
+    own = scopes.model_sizes(doc).get(name) if name is not None else None
+    return f"{name} = {own}" if own is not None and own == int(c.sides[1]) else None
 
 
 def _sentence_sizes(sentence: str) -> dict[str, int]:

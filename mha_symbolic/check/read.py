@@ -201,7 +201,19 @@ def chains(tex: str) -> list[Chain]:
         depths = _depths(hard)
         for line, line_depths in _soft_rows(hard, depths):
             prev = _row(line, line_depths, drafts, prev)
-    return [_finish(d, row_of) for d in drafts]
+    return [_listed(_finish(d, row_of)) for d in drafts]
+
+
+def _listed(c: Chain) -> Chain:
+    r"""A chain whose last side goes on as a list of names (``Q_i = XW_i^Q,\;K_i,\;V_i``: "Q_i, K_i and V_i", the
+    first of them defined) ends at the list's first item."""
+    parts = top_level_split(c.sides[-1]) if len(c.sides) > 1 and "," in c.sides[-1] else []
+    if len(parts) < 2 or not all(re.fullmatch(r"\s*[A-Za-z][\w{}^\\']{0,20}\s*", x) for x in parts[1:]) or \
+            not any(ch.isalpha() for ch in parts[0]):  # (j = 1, \ldots, d_k: an enumeration, not names)
+        return c
+    from dataclasses import replace
+
+    return replace(c, sides=(*c.sides[:-1], parts[0].strip()))
 
 
 def _alignment(row: list[_Tok]) -> list[_Tok]:
