@@ -94,7 +94,6 @@ class Piece:
     clause: str = ""
     columns: tuple[str, ...] = ()
     rows: tuple[tuple[int, str], ...] = ()
-    level: int = 0  # a heading's level (1 for "#", 2 for "##", ...)
     matrix_lines: tuple[int, ...] = ()  # the line of each row of the one matrix the piece draws over several lines
 
 
@@ -160,7 +159,7 @@ def _math(raw: str, first: int, display: bool, sentence: str, cell: int | None, 
                   matrix_lines=() if rows else matrix_lines(raw.strip(), line))]
 
 
-def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: int = 0) -> list[Piece]:
+def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool = False) -> list[Piece]:
     """Math, prose, heading and unclosed pieces of one paragraph, heading or table cell."""
     content = token.content
     base = token.map[0] + 1 if token.map else 1
@@ -214,7 +213,7 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: int 
 
     pieces: list[Piece] = []
     if heading:
-        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content, level=heading))
+        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content))
     starts = [0] + [k + 1 for k, ch in enumerate(content) if ch == "\n"]
     on_line: dict[int, list[tuple[int, int, int, str, bool]]] = {}
     for item in found:
@@ -290,8 +289,7 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
             if parent in ("th_open", "td_open"):
                 row.append(token)
                 continue
-            level = int(tokens[k - 1].tag[1:]) if parent == "heading_open" and tokens[k - 1].tag[1:].isdigit() else 0
-            pieces += _inline(token, cell, heading=(level or 1) if parent == "heading_open" else 0)
+            pieces += _inline(token, cell, heading=parent == "heading_open")
             caption = token.content
         elif kind in ("thead_open", "thead_close"):
             head = kind == "thead_open"
