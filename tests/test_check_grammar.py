@@ -196,6 +196,18 @@ def test_a_conditional_clause_and_the_word_that_makes_a_size_a_condition():
     assert not size_condition("We have ") and not size_condition("Bei dem Beispiel ist ")
 
 
+def test_the_words_that_link_a_statement_to_the_variant_named_before_it():
+    """The ``variant_link`` and ``contrast`` forms: a label, a bracket or a definition links "g = 1" to the MQA before
+    it; "uses" does not; a contrast word makes a sentence about several variants."""
+    from mha_symbolic.check.prose import contrasts, linked
+
+    assert linked("**: ") and linked(" (multi-query): ") and linked(" attention (") and linked(" ")
+    assert linked(" is ", defines=True) and linked(" is the limiting case ", defines=True)
+    assert not linked(" uses ") and not linked(" is ") and not linked(" uses ", defines=True)
+    assert contrasts("MHA stores 32 heads whereas MQA stores one") and contrasts("compared with GQA")
+    assert not contrasts("Our layer uses MQA") and not contrasts("the bothersome detail")
+
+
 def _rules() -> set[str]:
     grammar = resources.files("mha_symbolic.check").joinpath("prose.lark").read_text(encoding="utf-8")
     return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
@@ -205,7 +217,8 @@ def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
     # start rules of the mood, of variants and of conclusions have tests of their own
     parts = {"start", "mood", "hypothetical", "variants", "variant", "conclusions", "conclusion", "choices", "choice",
-             "requirement", "counterfactual", "regime", "conditional", "size_condition", "term",
+             "requirement", "counterfactual", "regime", "conditional", "size_condition", "variant_link", "contrast",
+             "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
              "size_product", "rank_relation", "matrix", "factor"}
     assert _rules() - parts == set(CASES)
@@ -238,3 +251,9 @@ def test_counted_heads_in_other_languages_and_their_key_value_qualifier():
     assert statements("Le modèle a 8 têtes de 64 colonnes, mais seulement 2 têtes KV.") == [("set", "h", 8),
                                                                                             ("set", "g", 2)]
     assert statements("Das Modell hat $h = 8$ Köpfe und $N = 6$ Schichten.") == [("set", "h", 8), ("layers", "N", 6)]
+
+
+def test_full_width_punctuation_ends_a_word():
+    """Chinese prose writes no spaces: "头（MHA" is a word, a full-width bracket and a variant's name."""
+    said = variants(_plain("GQA 使用 $g = 8$ 个 KV 头（MHA 相当于 $g = h = 32$，MQA 相当于 $g = 1$）"))
+    assert [v.kind for _, v in said] == ["gqa", "mha", "mqa"]

@@ -41,8 +41,6 @@ __all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "gene
 DIMS = ("n", "d_model", "h", "d_k", "d_v", "g", "n_kv")
 #: the variants named by their key/value heads: multi-query (g = 1) and multi-head (g = h) attention
 VARIANT_NAMES = r"(MQA|MHA|multi-query|multi-head)"
-#: the names of the variants as labels of a list of them ("- **GQA-8**: ..."), grouped-query attention included
-VARIANT_LABELS = r"(MQA|MHA|GQA(?:[-\s]?\d+)?|multi-query|multi-head|grouped-query)"
 _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_len": "n", "ntokens": "n",
                 "sequencelength": "n", "seqlen": "n", "tokens": "n", "numtokens": "n",
                 "modeldimension": "d_model", "hiddensize": "d_model", "numberofheads": "h", "heads": "h",

@@ -23,7 +23,7 @@ from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import judge
 from .masks import CAUSAL_WORDS, drawn_causal, mask_prose
-from .model import VARIANT_LABELS, VARIANT_NAMES, DocumentModel, dim_name
+from .model import DocumentModel, dim_name
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
 from .prose import LayerCount, count_said
@@ -404,7 +404,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      f"{elsewhere}), not the document's own", kind="formula")
                 return
         here, scoped = _scoped(doc, p)
-        doc.drawn = here.drawn = _drawn(p)  # "So $p \approx (0, 1)$": a result about the same p, compared
+        # "So $p \approx (0, 1)$": a result about the same p, compared ("$s = ...$ gives $p \approx ...$" is another
+        # example's: the clause gives new values before it)
+        doc.drawn = here.drawn = _drawn(p) and "$" not in (p.sentence or "")[:max(0, (p.sentence or "").find(
+            p.text))].rstrip().rstrip("$")
         if re.search(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*(?:cache|param)", p.text, re.I) and \
                 grouped_prose(here, p, emit):
             return  # \text{KV cache per token} = 2 g d_k = 256: the engine's count, not arithmetic alone
@@ -675,7 +678,6 @@ def _failing_row(before: DocumentModel, c: Any) -> int:
     return c.row
 
 
-_VARIANT = VARIANT_NAMES + r"(?:\s+attention)?\s*\(\s*\$\s*"
 
 
 
@@ -727,71 +729,56 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
 
 def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None:
     """``MQA ($g = 1$)``, ``MHA ($g = h$)``, "in multi-head attention ... $n_{kv} = n_q$": the number of key/value
-    heads said of a variant the sentence names, judged against that variant (multi-query: g = 1; multi-head:
-    g = h), whatever this document's g.  A sentence that sets variants side by side (in any language) gives each
-    statement to the variant named last before it in its clause."""
+    heads said of a variant the sentence names (the grammar's variants), judged against that variant (multi-query:
+    g = 1; multi-head: g = h), whatever this document's g: when the variant labels the clause ("- **MQA**: $g = 1$",
+    "**MHA:** $g = 8$"), defines it ("MQA is $g = 1$", the grammar's VARIANT_LINK), or stands beside other variants in
+    the clause (the one named last before it), or when the sentence contrasts variants (CONTRAST_WORD) and names one
+    right before it ("MQA ($g = 1$)") or only one in the clause."""
+    from .prose import _plain, contrasts, linked, variants
+
     kv = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
-    named = r"\s*(?:[-*+]\s+)?[*_]{0,2}" + VARIANT_LABELS + \
-        r"(?:\s+attention)?(?:[*_]{0,2}\s*\([^()$]*\))?[*_]{0,2}\s*(?::[*_]{0,2}\s*|\()\s*\$\s*"
-    # "- **MQA**: $g = 1$", "**MHA:** $g = 8$", "**MQA** (multi-query): $g = 1$", "GQA-8 ($g = 8$)"
-    bullet = re.match(named + re.escape(p.text.strip()),
-                      p.sentence or "", re.I)  # "- **MQA**: $H_{kv} = 1$, ...": a list of the variants
-    if bullet is not None:
-        return _judge_variant(doc, bullet, c)
-    m = re.search(VARIANT_NAMES + r"(?:\s+attention)?(?:\s*\([^()$]*\))?\s*(?:is|are|has|means|:)\s+"
-                  r"(?:(?:the|a)\s+(?:special|limiting|degenerate|extreme)\s+case\s+)?\$\s*"
-                  + re.escape(p.text.strip()), p.sentence or "", re.I)  # "MQA is $g = 1$": by its definition
-    if m is not None:
-        return _judge_variant(doc, m, c)
     clause = p.clause or p.sentence or ""
     at = clause.find(p.text.strip())
-    before = re.split(r"[;.](?=\s)", clause[:at])[-1] if at >= 0 else ""  # the part of its clause before it
-    labels = list(re.finditer(rf"\b{VARIANT_LABELS}", before, re.I))
-    kinds = {re.sub(r"[-\s]?\d+$", "", x.lower()).replace("multi-head", "mha").replace("multi-query", "mqa")
-             .replace("grouped-query", "gqa") for x in re.findall(rf"\b{VARIANT_LABELS}", clause, re.I)}
-    if labels and len(kinds) >= 2:  # "nella MHA $H_{kv} = 32$; nella GQA $H_{kv} = 8$; nella MQA ... $H_{kv} = 1$":
-        return _judge_variant(doc, labels[-1], c)  # variants side by side, each statement the one named before it
-    contrast = r"\b(?:between|versus|vs\.?|compared|than|interpolat\w*|extreme|special case|standard|whereas|while|" \
-        r"instead|would|other|both)\b"
-    if not re.search(contrast, p.sentence or "", re.I):
-        return None  # "Our layer uses MQA ($g = 1$)": a claim about this model, judged against its g
-    m = re.search(_VARIANT + re.escape(p.text.strip()), p.sentence or "", re.I)
-    if m is None:
-        said = {x.lower() for x in re.findall(rf"\b{VARIANT_NAMES}\b", p.clause or "", re.I)}
-        variants = {"mqa" if x in ("mqa", "multi-query") else "mha" for x in said}
-        if len(variants) != 1 or re.search(r"\bGQA\b|grouped", p.clause or "", re.I):
-            return None
-        m = re.match(r"(\w+)", "MQA" if variants == {"mqa"} else "MHA")
-    assert m is not None
-    return _judge_variant(doc, m, c)
+    before = _plain(clause[:at]) if at >= 0 else ""
+    named = variants(before)
+    kinds = {v.kind for _, v in variants(_plain(clause))}
+    if named:
+        off, v = named[-1]
+        tail = before[off + len(v.text):]
+        if off <= 12 and linked(tail) or linked(tail, defines=True) or len(kinds) >= 2:
+            return _judge_variant(doc, v, c)  # a label, a definition, or variants side by side
+        if contrasts(_plain(p.sentence or "")) and linked(tail):
+            return _judge_variant(doc, v, c)  # "... whereas MQA ($g = 1$) ...": the variant named before it
+    if len(kinds) == 1 and kinds != {"gqa"} and contrasts(_plain(p.sentence or "")):
+        v = next(v for _, v in variants(_plain(clause)))
+        return _judge_variant(doc, v, c)  # one variant in a clause that contrasts it with others
+    return None
 
 
-def _judge_variant(doc: DocumentModel, m: Any, c: Any) -> tuple[str, str] | None:
-    """``g = value`` (or ``g = h = 16``) against the variant ``m`` names: multi-query g = 1, multi-head g = h."""
+def _judge_variant(doc: DocumentModel, v: Any, c: Any) -> tuple[str, str] | None:
+    """``g = value`` (or ``g = h = 16``) against the variant ``v`` names (:class:`.prose.Variant`): multi-query g = 1,
+    multi-head g = h, grouped-query the key/value heads its name gives (GQA-8)."""
     side = c.sides[-1].strip()
     h = doc.known_dims().get("h")
-    value = int(side) if side.isdigit() else h if dim_name(side) == "h" or re.fullmatch(r"n_\{?q\}?", side) \
-        else None
-    label = m.group(1).lower()
-    if label.startswith(("gqa", "grouped")):  # "GQA-8: $H_{kv} = 8$": the groups of that variant, not this model's
-        number = re.search(r"\d+", label)
-        if value is None or number is None:
-            if value is not None and number is None:  # "GQA uses $g = 8$ KV heads": that variant's, where it is named
+    value = int(side) if side.isdigit() else h if dim_name(side) == "h" or side.replace("{", "").replace("}", "") \
+        == "n_q" else None
+    if v.kind == "gqa":  # "GQA-8: $H_{kv} = 8$": the groups of that variant, not this model's
+        if value is None or v.kv_heads is None:
+            if value is not None:  # "GQA uses $g = 8$ KV heads": that variant's, where it is named
                 doc.memory.setdefault("variant_g", {})["gqa"] = value
-            return "given", f"g = {side} of the variant this line is about ({m.group(1)})"
-        groups = int(number.group())  # GQA-8: 8 key/value heads (or, read as the group size, h / 8 of them)
+            return "given", f"g = {side} of the variant this line is about ({v.text})"
+        groups = v.kv_heads  # GQA-8: 8 key/value heads (or, read as the group size, h / 8 of them)
         if value == groups:
-            return "correct", f"{m.group(1)} has g = {value} key/value heads"
+            return "correct", f"{v.text} has g = {value} key/value heads"
         if h is not None and value * groups == h:  # one reading fits, the usual one does not: not decided
-            return "unchecked", (f"g = {value} reads {m.group(1)} as groups of {groups} query heads (h / {groups} = "
+            return "unchecked", (f"g = {value} reads {v.text} as groups of {groups} query heads (h / {groups} = "
                                  f"{value}); read as {groups} key/value heads, the usual meaning, it would be "
                                  f"{groups}; the document does not say which")
-        return "wrong", f"{m.group(1)} has {groups} key/value heads" + (f" (or h / {groups} = {h // groups})" if h
-                                                                         and h % groups == 0 else "") \
-            + f", not {side}"
-    multi_query = label in ("mqa", "multi-query")
+        return "wrong", f"{v.text} has {groups} key/value heads" + (f" (or h / {groups} = {h // groups})" if h
+                                                                      and h % groups == 0 else "") + f", not {side}"
+    multi_query = v.kind == "mqa"
     want, name = (1, "multi-query attention shares one key/value head") if multi_query else \
         (h, "multi-head attention has one key/value head per query head, g = h")
     if value is None or want is None:

@@ -749,6 +749,22 @@ def size_condition(before: str, *, alone: bool = False) -> bool:
     return bool(_terminal_patterns()["SIZE_CONDITION_WORD"].search(before)) and (not alone or len(before.split()) == 1)
 
 
+def linked(tail: str, *, defines: bool = False) -> bool:
+    """Do the words between a variant's name and a statement link the statement to it: a label or a bracket
+    ("MQA: ", "**MQA** (multi-query): ", "GQA-8 ("), or with ``defines`` a definition ("MQA is ") (the grammar's
+    ``variant_link`` form)?
+
+    >>> linked("**: "), linked(" (multi-query): "), linked(" is ", defines=True), linked(" uses ")
+    (True, True, True, False)
+    """
+    return bool(_terminal_patterns()["VARIANT_DEFINITION" if defines else "VARIANT_LINK"].match(tail))
+
+
+def contrasts(plain: str) -> bool:
+    """Does the sentence contrast variants ("whereas", "compared with", "instead", "both")? (the ``contrast`` form)"""
+    return bool(_terminal_patterns()["CONTRAST_WORD"].search(plain))
+
+
 def counterfactual(clause: str) -> bool:
     """Does the clause speak counterfactually ("would", "had we")? What it binds holds in that clause only."""
     return holds(_plain(clause), ("COUNTERFACTUAL_WORD",))
