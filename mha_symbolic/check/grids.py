@@ -25,30 +25,24 @@ words of the mathematics as commands); rows of unequal length, or a block with n
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 
 __all__ = ["grids", "is_python"]
 
 #: a named grid's first line: ``name = [ 1  0 ]`` (the name may be a product: ``head₁ · W_O¹``)
 _FIRST = re.compile(r"^\s*(?P<lhs>[^\W\d][^=\[\]]{0,60}?)\s*(?P<op>=|≈)\s*\[(?P<row>[^\[\];]*)\]\s*$")
-#: a continuation row: ``[ 2 -1 ]``
 #: the start of a named grid, whatever follows it on the line (another drawing beside it)
 _OPENS = re.compile(r"[^\W\d][^=\[\]\s]{0,30}(?:\s*[·*]\s*[^\W\d][^=\[\]\s]{0,30})?\s*(?:=|≈)\s*\[")
+#: a continuation row: ``[ 2 -1 ]``
 _NEXT = re.compile(r"^\s*\[(?P<row>[^\[\];]*)\]\s*$")
 _NUMBER = re.compile(r"^[-−+]?(?:\d+(?:\.\d*)?|\.\d+)$")
 
 
 def is_python(source: str) -> bool:
-    """Does ``source`` parse as Python (never run)?"""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(source)
-        return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    """Does ``source`` parse as Python (never run)?  (the code reader's own parse)"""
+    from ._statements import _parse
+
+    return _parse(source) is not None
 
 
 def _cuts(lines: list[str]) -> list[int]:

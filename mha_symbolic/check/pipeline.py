@@ -740,9 +740,7 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
     if kv != "g" and not (kv == "n_kv" and not doc.cross):
         return None
     clause = p.clause or p.sentence or ""
-    at = clause.find(p.text.strip())
-    before = _plain(clause[:at]) if at >= 0 else ""
-    named = variants(before)
+    before, named = _variants_before(p, clause)
     kinds = {v.kind for _, v in variants(_plain(clause))}
     if named:
         off, v = named[-1]
@@ -755,6 +753,16 @@ def _variant_label(doc: DocumentModel, p: Any, c: Any) -> tuple[str, str] | None
         v = next(v for _, v in variants(_plain(clause)))
         return _judge_variant(doc, v, c)  # one variant in a clause that contrasts it with others
     return None
+
+
+def _variants_before(p: Any, clause: str) -> tuple[str, tuple[tuple[int, Any], ...]]:
+    """The words of the clause before the piece (as plain text) and the variants the grammar reads in them, with
+    their offsets: the variants a statement may be said of."""
+    from .prose import _plain, variants
+
+    at = clause.find(p.text.strip())
+    before = _plain(clause[:at]) if at >= 0 else ""
+    return before, variants(before) if before else ()
 
 
 def _judge_variant(doc: DocumentModel, v: Any, c: Any) -> tuple[str, str] | None:
@@ -995,14 +1003,9 @@ def _labelled_variant(doc: DocumentModel, p: Any, clause: str) -> dict[str, int]
     variant named before the piece, among the first words of its clause ("MHA: $W_K \in ...$", "- **MQA** (one KV
     head): ...", "GQA-4：..."): g = h for multi-head, 1 for multi-query, the stated or the document's number for
     grouped-query attention.  None when no such label, or nothing differs."""
-    from .prose import _plain, variants
-
-    at = clause.find(p.text.strip())
     h, g = scopes.model_sizes(doc).get("h"), scopes.model_sizes(doc).get("g")
-    if at < 0 or h is None:
-        return None
-    named = variants(_plain(clause[:at]))
-    if len(named) != 1 or named[0][0] > 12:  # a label opens its clause; a variant named in passing is not one
+    named = _variants_before(p, clause)[1]
+    if h is None or len(named) != 1 or named[0][0] > 12:  # a label opens its clause; one named in passing is not
         return None
     v = named[0][1]
     stated = doc.memory.get("variant_g", {}).get("gqa") or (g if g is not None and 1 < g < h else None)
