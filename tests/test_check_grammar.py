@@ -14,9 +14,11 @@ from mha_symbolic.check.prose import (
     Constraint,
     HeadScope,
     LayerCount,
+    MomentClaim,
     RankClaim,
     RatioClaim,
     Setting,
+    ShapeClaim,
     TokenScope,
     _pieces,
     _plain,
@@ -49,6 +51,10 @@ def statements(sentence: str) -> list[tuple]:
             out.append(("ratio", s.factor))
         elif isinstance(s, LayerCount):
             out.append(("layers", s.name, s.value))
+        elif isinstance(s, MomentClaim):
+            out.append(("moment", s.moment, s.scaled, s.value))
+        elif isinstance(s, ShapeClaim):
+            out.append(("shape", s.subject, s.dims))
     return out
 
 
@@ -110,6 +116,24 @@ CASES = {
                     [("ratio", "4"), ("ratio", "4"), ("ratio", "5"), ("ratio", "2.5"), ("ratio", "8"), ("ratio", "32"),
                      ("ratio", "8")],
                     "It takes 4 times as long and a quarter more.", []),
+    "moment_claim": ("For $d_k = 64$ the unscaled score has variance 64 and standard deviation 8, while after "
+                     "scaling, the logits have a standard deviation of 1; the variance of the dot product is 64.",
+                     [("if", {"d_k": 64}), ("moment", "Var", False, "64"), ("moment", "sd", False, "8"),
+                      ("moment", "sd", True, "1"), ("moment", "Var", None, "64")],
+                     "The variance of the embeddings is 1 and the score function has 2 arguments.", []),
+    "shape_claim": ("So $Q * K^\\top$ is $2 \\times 2$, $W_O$ is a 4 x 12 matrix, $Q_i K_i^T / \\sqrt{64}$ es de 6×6, "
+                    "$M$ volta a ter forma $2 \\times 6$ and $Z$ has shape (2, 3, 5).",
+                    [("shape", "Q * K^T", ("2", "2")), ("shape", "W_O", ("4", "12")),
+                     ("shape", "Q_i K_i^T / \\sqrt{64}", ("6", "6")), ("shape", "M", ("2", "6")),
+                     ("shape", "Z", ("2", "3", "5"))],
+                    "The model is 2 x faster, and it is 3 by far the best.", []),
+    "member_claim": ("Here QKᵀ ∈ ℝ^{2×2}, and K ∈ ℝ^(3×2).",
+                     [("shape", "QK^T", ("2", "2")), ("shape", "K", ("3", "2"))],
+                     "So every row of $A \\in \\mathbb{R}^{n \\times n}$ sums to one.",
+                     [("axis", "row", "A ∈ \\mathbb{R}^{n * n}")]),
+    "not_a_shape": ("QK^T is an n × d_k matrix times a d_k × n matrix, $A_1 V_1$ has shape (3, 3) × (3, 2), and the "
+                    "entry of Concat · W_O is 1·1 + 0·0, and A V is (3, 3)(3, 2).", [],
+                    "QK^T is an n × n matrix.", [("shape", "QK^T", ("n", "n"))]),
     "token_scope": ("The first token and token 3.", [("token", 1), ("token", 3)],
                     "The tokenizer makes 3 pieces.", []),
 }
@@ -117,6 +141,9 @@ CASES = {
 
 #: every other alternative of a rule, and readings where two rules compete for the same words
 ALTERNATIVES = [
+    ("Take an output width of 3.", [("set", "d_model", 3)]),  # label_setting: the output width is d_model
+    ("The matrix $S$ therefore has rank 2, and $A$ is singular and has rank 1.",  # rank_claim: RANK_GAP
+     [("rank", "S", "eq", "2"), ("rank", "A", "eq", "1")]),
     ("One head with $d_k = 2$ is enough.", [("set", "h", 1), ("set", "d_k", 2)]),  # single_head: ONE HEAD WITH
     ("A single-head example first.", [("set", "h", 1)]),  # single_head: SINGLE_HEAD_CASE
     ("There is only one kv head.", [("set", "g", 1)]),  # one_kv_head: ONLY ONE KV_HEAD
@@ -213,6 +240,15 @@ def _rules() -> set[str]:
     return set(re.findall(r"^\??([a-z][a-z_]*)(?:\.\d+)?:", grammar, re.M))
 
 
+def test_a_statement_quoted_as_a_mistake_is_disowned():
+    """The ``disowned`` form: words that quote what follows as a mistake, in several languages."""
+    from mha_symbolic.check.prose import disowned
+
+    assert disowned("the most common mistake was writing ") and disowned("Ein häufiger Fehler ist ")
+    assert disowned("Un error frecuente: ") and disowned("常见的错误是")
+    assert not disowned("So ") and not disowned("The terror of ") and not disowned("Here we write ")
+
+
 def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
     # start rules of the mood, of variants and of conclusions have tests of their own
@@ -220,7 +256,8 @@ def test_every_rule_of_the_grammar_has_its_cases():
              "requirement", "counterfactual", "regime", "conditional", "size_condition", "variant_link", "contrast",
              "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
-             "size_product", "rank_relation", "matrix", "factor"}
+             "size_product", "rank_relation", "matrix", "factor", "disowned", "scaling", "moment_value",
+             "moment_number", "shape_subject", "subject_part", "shape"}
     assert _rules() - parts == set(CASES)
 
 

@@ -107,6 +107,14 @@ def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
     counted = f"{stage[1]}: {true} FLOPs (a multiply and an add per term; counted from the model's steps)"
     if stated == int(true):
         return "correct", counted, None, "computed"
+    h = names.get("h")
+    others = {f"all {h} heads": int(true) * h} if h and h > 1 else {}
+    others |= {f"{k} counting a multiply-add as one".replace("one head", "one head,"): v // 2
+               for k, v in {"one head": int(true), **others}.items() if v % 2 == 0}
+    other = next((what for what, v in others.items() if v == stated), None)
+    if other is not None:  # "AV: another 402,653,184 FLOPs": the stage's count for all heads, the sentence not saying
+        return ("unchecked", f"{stated} is the count of that stage for {other} ({stage[1]}: {true} FLOPs); which "
+                "quantity the sentence counts is not said", None, "")
     return "wrong", f"{counted}, not {stated}", str(true), "computed"
 
 

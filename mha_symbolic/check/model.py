@@ -139,9 +139,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
                lambda m: r"\exp(" + (m.group(1) or m.group(2)).replace(" ", "") + ")", t)
     # an entry: 2, -1.5, \ln 3, \frac{1}{2}, -\infty
     entry = r"(?:-?\s*(?:\\ln|\\log)\s*\d+(?:\.\d+)?|-?\\frac\{\d+\}\{\d+\}|-?[\d.]+|-\s*\\infty)"
-    t = re.sub(rf"(\\mathrm\{{softmax\}})\s*(?:\\left)?\(\s*({entry}(?:\s*,\s*{entry})+)"
-               r"\s*(?:\\right)?\)",
-               lambda m: m.group(1) + "(" + _row(m.group(2)) + ")", t)  # softmax(3, 0): of a row vector
+    t = re.sub(rf"(\\mathrm\{{softmax\}})\s*(?:\\left)?\(\s*((?:\\left)?\()?\s*({entry}(?:\s*,\s*{entry})+)"
+               r"\s*(?:\\right)?\)",  # softmax(3, 0): of a row vector; softmax((1, 0, 2)/\sqrt{2}): a row, divided
+               lambda m: m.group(1) + "(" + _row(m.group(3)) + ("" if m.group(2) else ")"), t)
     t = re.sub(r"^\s*(?:\\left)?\(\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*(?:\\right)?\)\s*(\^\s*\{?(?:T|\\top)\}?)?\s*$",
                lambda m: _row(m.group(1), column=bool(m.group(2))), t)  # (0, 1, 2)^T: a column
     t = _numeric_tuple(t)  # (1/3, 1/3, 1/3), (\frac{1}{1 + e^2}, ...): a row of numbers
@@ -257,8 +257,9 @@ def _blocks(content: str) -> str:
 
 
 def _numeric_tuple(tex: str) -> str:
-    r"""A whole side that is a tuple of numeric expressions (fractions, ``e``, roots; no other letters) as a row
-    vector (a column vector when it is transposed); anything else unchanged.
+    r"""Each tuple of numeric expressions (fractions, ``e``, roots; no other letters) that stands as an operand --
+    a whole side, or a factor of a product or quotient, not the arguments of a function -- as a row vector (a
+    column vector when it is transposed); anything else unchanged.
 
     >>> _numeric_tuple(r"\left(\frac{1}{1 + e^{2}}, \frac{e^{2}}{1 + e^{2}}\right)")
     '\\begin{bmatrix}\\frac{1}{1 + e^{2}} & \\frac{e^{2}}{1 + e^{2}}\\end{bmatrix}'
@@ -266,26 +267,41 @@ def _numeric_tuple(tex: str) -> str:
     ('\\begin{bmatrix}1/3 & 1/3\\end{bmatrix}', '(n, d_k)', '(1)(2, 3)')
     >>> _numeric_tuple(r"\left(\tfrac{1}{4},\ 0.75\right)^\top")
     '\\begin{bmatrix}\\tfrac{1}{4} \\\\ 0.75\\end{bmatrix}'
+    >>> _numeric_tuple(r"(e, 1) / (e + 1)"), _numeric_tuple(r"\min(64, 512)")
+    ('\\begin{bmatrix}e & 1\\end{bmatrix} / (e + 1)', '\\min(64, 512)')
     """
-    m = re.fullmatch(r"\s*(?:\\left\s*)?\((.*?)(?:\\right\s*)?\)\s*(\^\s*\{?\s*(?:T|\\top|\\intercal)\s*\}?)?\s*", tex,
-                     re.S)
-    if not m:
+    if "," not in tex:
         return tex
-    inside, depth, parts, start = m.group(1), 0, [], 0
-    for k, ch in enumerate(inside):
-        depth += ch in "({["
-        depth -= ch in ")}]"
-        if depth < 0:  # the first parenthesis closes before the end: (1)(2, 3)
-            return tex
-        if ch == "," and depth == 0:
-            parts.append(inside[start:k])
-            start = k + 1
-    parts.append(inside[start:])
-    numeric = all(p.strip() and not re.search(r"[A-Za-df-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts)
-    if depth != 0 or len(parts) < 2 or not numeric:
-        return tex
-    entries = [re.sub(r"^(?:\\ |\s)+", "", p.strip()) for p in parts]  # "(a,\ b)": TeX's space is no entry
-    return r"\begin{bmatrix}" + (r" \\ " if m.group(2) else " & ").join(entries) + r"\end{bmatrix}"  # (..)^T: a column
+    closing: dict[int, int] = {}  # each "(" -> its ")" and its own commas, in one pass (linear)
+    commas: dict[int, list[int]] = {}
+    stack: list[int] = []
+    for k, ch in enumerate(tex):
+        if ch in "({[":
+            stack.append(k)
+        elif ch in ")}]" and stack:
+            closing[stack.pop()] = k
+        elif ch == "," and stack:
+            commas.setdefault(stack[-1], []).append(k)
+    out, at = [], 0
+    for m in re.finditer(r"(?:\\left\s*)?\(", tex):
+        if m.start() < at or m.end() - 1 not in commas or m.end() - 1 not in closing:
+            continue  # inside a tuple already read, or no tuple (no comma of its own)
+        end = closing[m.end() - 1]
+        cuts = [m.end() - 1, *commas[m.end() - 1], end]
+        parts = [tex[a + 1:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        parts[-1] = re.sub(r"\\right\s*$", "", parts[-1])
+        numeric = all(p.strip() and not re.search(r"[A-Za-df-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts)
+        power = re.match(r"\s*\^\s*\{?\s*(?:T|\\top|\\intercal)\s*\}?", tex[end + 1:])
+        if len(parts) < 2 or not numeric or not power and re.search(r"[\w}\])^_]\s*$|\\[A-Za-z]+\s*$",
+                                                                     tex[:m.start()]):
+            continue  # the arguments of a function, an index or a power (M (1, 0)^T is a product: a column)
+        if not power and re.match(r"\s*(?:\(|\\times|×|x(?![A-Za-z]))", tex[end + 1:]):
+            continue  # (10, 64)(64, 10), (3, 3) \times (3, 2): shapes multiplied, not vectors
+        entries = [re.sub(r"^(?:\\ |\s)+", "", p.strip()) for p in parts]  # "(a,\ b)": TeX's space is no entry
+        out.append(tex[at:m.start()] + r"\begin{bmatrix}" + (r" \\ " if power else " & ").join(entries)
+                   + r"\end{bmatrix}")  # (..)^T: a column
+        at = end + 1 + (power.end() if power else 0)
+    return "".join(out) + tex[at:] if out else tex
 
 
 def _row(numbers: str, column: bool = False) -> str:

@@ -142,8 +142,36 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             return ("correct", f"its arithmetic holds ({tail[1]}); {', '.join(free)} the document does not fix",
                     None, "computed")
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
+    threshold = _threshold(sides, ops, tex, values)
+    if threshold is not None:
+        return threshold
     got = _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
     return _unbind(doc, bound, got) if got[0] == "wrong" else got  # a wrong d_k = 4/1 = 2 binds nothing
+
+
+def _threshold(sides: list[Any], ops: list[str], tex: list[str], values: list[Any]) -> Verdict3 | None:
+    """``n > 2d = 1536`` where the document's n is 512: a size compared with a number written out is a threshold
+    (the sizes for which something holds), not a claim that the document's own size passes it.  Its arithmetic is
+    judged (``2d = 1536``); the comparison with the size is not, when the size does not pass it.  None when the
+    chain is no threshold, or when the document's size passes it (then it is compared as usual)."""
+    inequality = ("lt", "le", "gt", "ge")
+    at = 0 if ops and ops[0] in inequality else len(sides) - 1 if ops and ops[-1] in inequality else None
+    if at is None or not isinstance(sides[at], Symbol) or dim_name(str(sides[at])) is None or \
+            not _LITERAL.fullmatch(tex[-1 if at == 0 else 0]) or \
+            any(op in inequality for k, op in enumerate(ops) if k != (0 if at == 0 else len(ops) - 1)):
+        return None
+    rest = slice(1, None) if at == 0 else slice(0, -1)
+    pair = (0, 1) if at == 0 else (len(values) - 2, len(values) - 1)
+    op = ops[pair[0]]
+    if _holds(values[pair[0]], values[pair[1]], op, _stated_places(tex[pair[0]], tex[pair[1]], op)) is not False:
+        return None
+    if len(values[rest]) >= 2:
+        tail = _compare_chain(values[rest], ops[rest] if at == 0 else ops[:-1], tex[rest], "computed", raw=sides[rest])
+        if tail[0] == "wrong":
+            return tail
+    written = tex[0].strip() + "".join(f" {_OPS.get(op, op)} {t.strip()}" for op, t in zip(ops, tex[1:], strict=True))
+    return ("given", f"a threshold on {tex[at].strip()} ({written}): the sizes for which the sentence holds; "
+            f"the document's {tex[at].strip()} = {values[at]} is not among them, so it is no claim about it", None, "")
 
 
 def _unbind(doc: DocumentModel, bound: list[str], got: Any) -> Any:
@@ -766,6 +794,8 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "
                                  f"{stated.cols}", shown(V, places), "computed"))
                 continue
+            if V.shape != stated.shape and stated.shape == (1, 1) and stated[0, 0] == 0:
+                stated = ImmutableMatrix.zeros(*V.shape)  # M v = 0: the zero vector (or matrix) of its shape
             if V.shape != stated.shape:
                 verdicts.append(("wrong", f"{tex[i]} is a {V.rows} x {V.cols} matrix, not a number", shown(V, places),
                                  "computed"))

@@ -70,7 +70,13 @@ def as_points(text: str) -> str:
         whole, mark, fraction = m.groups()[:3] if m.group(1) else m.groups()[3:]
         return f"{whole}.{fraction}" + " " * (len(mark) - 1)
 
-    return _COMMA_DECIMAL.sub(point, text)
+    text = _COMMA_DECIMAL.sub(point, text)
+    # (0.665; 0.255; 0.080): where the comma is the decimal mark, a tuple's entries are separated by semicolons
+    return _SEMICOLON_TUPLE.sub(lambda m: m.group(0).replace(";", ","), text)
+
+
+#: a tuple of numbers in parentheses separated by semicolons (``(2;\ 1;\ 0)``; MATLAB rows are in brackets)
+_SEMICOLON_TUPLE = re.compile(r"\((?:\s|\\ )*-?\d+(?:\.\d+)?(?:(?:\s|\\ )*;(?:\s|\\ )*-?\d+(?:\.\d+)?)+(?:\s|\\ )*\)")
 
 
 def _power(word: str) -> int:

@@ -234,6 +234,8 @@ def _section_squares(doc: DocumentModel) -> dict[int, str]:
     out: dict[int, str] = {}
     for name, value in doc.definitions.items():
         rows, cols = getattr(value, "rows", 0), getattr(value, "cols", 0)
+        if not isinstance(rows, int):  # a matrix of symbolic shape (S = K^T Q of n x n) has no side in numbers
+            rows = int(rows) if getattr(rows, "is_Integer", False) else 0
         if rows == cols and rows >= 2 and doc.bound_in.get(name, (-1,))[0] >= doc.section_paragraph:
             out.setdefault(rows, f"{name} (line {doc.bound_line.get(name, '?')})")
     return out
@@ -412,9 +414,13 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 grouped_prose(here, p, emit):
             return  # \text{KV cache per token} = 2 g d_k = 256: the engine's count, not arithmetic alone
         statuses: list[str] = []  # what each finding of this piece said, in order
-        said = emit
+        said, quoted = emit, _disowned(p)
 
         def emit(*args: Any, **kwargs: Any) -> None:
+            if quoted and args[2] in ("wrong", "inconsistent"):  # "the most common mistake was writing $...$"
+                message = args[3] if len(args) > 3 else kwargs.pop("message", "")
+                args = (*args[:2], "unchecked", f"the document quotes it as a mistake, not as a claim ({message})",
+                        *args[4:])
             statuses.append(args[2])
             said(*args, **kwargs)
 
@@ -955,6 +961,10 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
             # "With $n_{kv} = 1$ the cache is ...", and "... sind es bei $n = 2048$ bereits ..." in a paragraph that
             # bound n = 8192 before: a condition of its clause (not a second binding of the paragraph)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
+        elif not found and before is not None and conditional(before) and \
+                any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
+            # "If we double the sequence to $n = 1024$, ...": another value in a conditional clause is its condition
+            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
         elif not found and (re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I)
                             or hypothetical(clause)) and \
                 any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
@@ -1063,6 +1073,15 @@ def _regime(p: Any) -> bool:
     clause = p.clause or p.sentence or ""
     at = clause.find("$" + p.text.strip())
     return at >= 0 and regime(clause[:at])
+
+
+def _disowned(p: Any) -> bool:
+    """Whether the words of its clause before the piece quote it as a mistake (:func:`.prose.disowned`)."""
+    from .prose import disowned
+
+    clause = p.clause or p.sentence or ""
+    at = clause.find("$" + p.text.strip()) if p.text.strip() else -1
+    return at >= 0 and disowned(clause[:at])
 
 
 def _chosen(p: Any) -> bool:

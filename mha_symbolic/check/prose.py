@@ -169,6 +169,27 @@ class RatioClaim:
 
 
 @dataclass(frozen=True)
+class ShapeClaim:
+    """A shape stated in words: ``subject`` (math, as plain text: ``Q_i K_i^T / √64``) has the sizes ``dims``
+    (numbers or size names, as written)."""
+
+    subject: str
+    dims: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class MomentClaim:
+    """A moment of an attention score stated in words: ``moment`` "Var" or "sd" of the score ``scaled`` (divided by
+    sqrt(d_k): True, unscaled: False, not said: None) is ``value``, as written ("4096", "0.5")."""
+
+    moment: str
+    scaled: bool | None
+    value: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Variant:
     """A variant of attention named in prose: ``kind`` "mha", "mqa" or "gqa", and the key/value heads it states
     ("GQA-8", "MHA (32 KV heads)", "MQA (a single KV head)"), else None."""
@@ -187,7 +208,8 @@ class LayerCount:
     text: str
 
 
-Statement = LayerCount | Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim | RatioClaim
+Statement = LayerCount | Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim \
+    | RatioClaim | MomentClaim | ShapeClaim
 
 
 @lru_cache(maxsize=1)
@@ -200,7 +222,7 @@ def _parser() -> Lark:
 #: the terminals one of which every form that yields a statement holds (a number, a relation, a number word, ...):
 #: a sentence with none of them is not parsed (the parse costs time in proportion to the sentence's length)
 _TRIGGERS = ("RELATION", "DIGITS", "NUMBER_WORD", "ONE", "ONE_TOKEN", "SINGLE_HEAD_CASE", "THE_SAME", "ORDINAL",
-             "AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "UNIT_FRACTION")
+             "AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "UNIT_FRACTION", "MOMENT_WORD", "SHAPE_VERB")
 
 
 @lru_cache(maxsize=1)
@@ -236,6 +258,11 @@ _SCOPE_NEEDS = (("CONDITION_WORD", "CONDITION_VERB", "HEAD_WORD", "TOKEN", "ONE_
 def _size_patterns() -> dict[str, re.Pattern[str]]:
     """The grammar's size-name terminals: a chain's side is a size name if one matches it whole."""
     return {name: _terminal_patterns()[name] for name in _SIZES}
+
+
+def _moment(word: str) -> str:
+    """``"Var"`` for a word naming the variance, ``"sd"`` for the standard deviation."""
+    return "Var" if re.match(r"(?i)varian|方差", word) else "sd"
 
 
 def _text(meta: Any, sentence: str) -> str:
@@ -445,6 +472,46 @@ class _Reader(Transformer):  # type: ignore[type-arg]
         if len(children) == 2:  # "d_k = 64": the number, and the size it names
             return str(children[-1]), str(children[0])
         return str(children[0])
+
+    @v_args(meta=True)
+    def shape_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        subject = next(c for c in children if isinstance(c, tuple) and c[0] == "subject")[1]
+        dims = next(c for c in children if isinstance(c, tuple) and c[0] == "shape")[1]
+        return self._at(meta, ShapeClaim(subject, dims, _text(meta, self.sentence)))
+
+    member_claim = shape_claim
+
+    def not_a_shape(self, children: list[Any]) -> list[tuple[int, Statement]]:
+        return []
+
+    @v_args(meta=True)
+    def shape_subject(self, meta: Any, children: list[Token]) -> tuple[str, str]:
+        return "subject", self.sentence[meta.start_pos:meta.end_pos].strip()
+
+    def shape(self, children: list[Token]) -> tuple[str, tuple[str, ...]]:
+        return "shape", tuple(str(c) for c in children if c.type == "DIM")
+
+    @v_args(meta=True)
+    def moment_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
+        scaling = next((c[1] for c in children if isinstance(c, tuple) and c[0] == "scaling"), None)
+        scaled = None if scaling is None else not re.match(r"(?:un|raw|before|without|ohne|sin\b)", scaling)
+        text = _text(meta, self.sentence)
+        values = [c for c in children if isinstance(c, tuple) and c[0] != "scaling"]
+        if not values:  # "the standard deviation of the logits is 8": the moment named first
+            word = next(str(c) for c in children if isinstance(c, Token) and c.type == "MOMENT_WORD")
+            number = next(str(c) for c in children if isinstance(c, str) and not isinstance(c, Token))
+            values = [(_moment(word), number)]
+        return [(meta.start_pos, MomentClaim(moment, scaled, value, text)) for moment, value in values]
+
+    def moment_value(self, children: list[Any]) -> tuple[str, str]:
+        word = next(str(c) for c in children if isinstance(c, Token) and c.type == "MOMENT_WORD")
+        return _moment(word), next(c for c in children if isinstance(c, str) and not isinstance(c, Token))
+
+    def scaling(self, children: list[Token]) -> tuple[str, str]:
+        return "scaling", str(children[0]).lower()
+
+    def moment_number(self, children: list[Token]) -> str:
+        return str(next(c for c in reversed(children) if c.type == "DECIMAL"))
 
     @v_args(meta=True)
     def ratio_claim(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
@@ -709,6 +776,16 @@ def regime(before: str) -> bool:
     (True, True, False)
     """
     return bool(_terminal_patterns()["REGIME_WORD"].search(before))
+
+
+def disowned(before: str) -> bool:
+    """Do the words of a clause before a statement quote it as a mistake ("the most common mistake was writing ",
+    "ein häufiger Fehler ist ")?  Then the statement is shown, not claimed (the ``disowned`` form of the grammar).
+
+    >>> disowned("the most common mistake was writing "), disowned("Un error frecuente es "), disowned("So ")
+    (True, True, False)
+    """
+    return bool(_terminal_patterns()["MISTAKE_WORD"].search(before))
 
 
 def count_said(sentence: str, name: str, value: int) -> LayerCount | Setting | None:

@@ -72,18 +72,36 @@ def _side_tex(side: str) -> str | None:
 
 
 def _unwrapped(m: re.Match[str]) -> str:
-    """A math or code span as a wall (`` § ``), except inline code that holds only arithmetic (```2 · 24 · 1024 ·
-    2``` bytes), which is read as the prose around it: its backticks become spaces."""
+    r"""A math or code span as a wall (`` § ``), except a span that holds only arithmetic, read as the prose around
+    it: inline code (```2 · 24 · 1024 · 2``` bytes) and inline math of numbers (``$= 16 \cdot 4{,}194{,}304 \cdot
+    4 = 268{,}435{,}456$ bytes $= 512$ MiB``: one chain, written partly in math)."""
     span = m.group(0)
     if span.startswith("`") and re.fullmatch(rf"`\s*{_SIDE}(?:{_REL}{_SIDE})*\s*`", span):
         return " " + span[1:-1] + " "
+    if span.startswith("$") and not span.startswith("$$"):
+        inner = re.sub(r"\\(?:cdot|times)", " · ", span.strip("$"))
+        inner = re.sub(r"(?<=\d)(?:\{,\}|\\,)(?=\d{3})", ",", inner)
+        inner = re.sub(rf"\\(?:text|mathrm)\{{\s*({_UNITS})\s*\}}", r" \1", inner)
+        if re.fullmatch(rf"(?:{_REL})?\s*{_SIDE}(?:{_REL}{_SIDE})*\s*(?:{_REL})?", inner.strip()):
+            return " " + inner.strip() + " "
     return " § "
 
 
 def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
     """The chains of a line of prose as (sides as LaTeX, relations ``eq``/``approx``)."""
-    out = []
+    text = re.sub(r"\*\*([^*`]+)\*\*|__([^_`]+)__", r"\1\2", text)  # **384 MiB**: emphasis is no part of a number
+    # a chain that one math span holds whole is the math reader's: read here only a chain that goes on outside it
+    alone = {tuple(sides) for m in re.finditer(r"(?<!\$)\$[^$]+\$(?!\$)", text)
+             for sides, _ in _chains(_unwrapped(m).strip())} if "$" in text else set()
     text = _SPANS.sub(_unwrapped, text)  # a chain never runs into or out of math or code
+    text = re.sub(rf"§\s*(?:{_UNITS}(?![\w]))?\s*=\s*(?=\d)", " ", text)  # "$H T^2 \cdot 4$ bytes = 16 · ...": what
+    # the chain after it evaluates, written in math: not a side of it
+    return [c for c in _chains(text) if tuple(c[0]) not in alone]
+
+
+def _chains(text: str) -> list[tuple[list[str], list[str]]]:
+    """The whole chains of a text whose math and code are already unwrapped or walled off."""
+    out = []
     text = _DEFINED.sub(" ", text)  # "m = 2 · 28 · 4 · 128 · 2 = 57,344 bytes": the chain that defines m, read whole
     for m in _CHAIN.finditer(text):
         parts = re.split(rf"({_REL})", m.group(1))

@@ -32,11 +32,23 @@ import re
 from typing import Any
 
 from ..errors import MHASymbolicError
-from .model import DocumentModel
-from .prose import AxisClaim, Condition, Constraint, RankClaim, _plain, _sentences, holds, hypothetical, read
+from .model import DocumentModel, as_sympy
+from .prose import (
+    AxisClaim,
+    Condition,
+    Constraint,
+    MomentClaim,
+    RankClaim,
+    Setting,
+    _plain,
+    _sentences,
+    holds,
+    hypothetical,
+    read,
+)
 
 #: the words an axis or a rank claim holds (prose.lark's terminals)
-_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT")
+_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "MOMENT_WORD")
 
 __all__ = ["judge_prose_claims", "judge_weight_rows", "document_axes"]
 
@@ -64,12 +76,15 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
         whole, line_at = text, 0
     out: list[Verdict] = []
     for at, sentence in _sentences(whole):
-        if not line_at <= at < line_at + len(text):
-            continue  # the sentence starts on another line: judged there
+        if at >= line_at + len(text) or at + len(sentence) <= line_at:
+            continue  # a sentence that does not reach this line
         plain = _plain(sentence)
         if not holds(plain, _CLAIM_WORDS):
             continue
         statements = [s for _, s in read(plain)]
+        out += _moments(doc, statements, sentence, _plain(text))  # each moment on the line it is written on
+        if not line_at <= at < line_at + len(text):
+            continue  # the sentence starts on another line: its other claims are judged there
         if any(isinstance(s, (Condition, Constraint)) for s in statements) or hypothetical(sentence):
             continue  # about another configuration, or a claim under a condition
         for s in statements:
@@ -77,6 +92,27 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
                 out += _axis(doc, s, sentence)
             elif isinstance(s, RankClaim):
                 out += _rank(doc, s)
+    return out
+
+
+def _moments(doc: DocumentModel, statements: list[Any], sentence: str, line: str) -> list[Verdict]:
+    """The moments of a score a sentence states in words (:class:`.prose.MomentClaim`) on this ``line`` (plain), at
+    the head width its own condition or setting gives ("For $d_k = 64$ the unscaled score has variance 64"), else
+    the document's."""
+    from .counts import sizes
+    from .statistics import judge_moment_claim
+
+    flat = " ".join(line.split())
+    claims = [s for s in statements if isinstance(s, MomentClaim) and " ".join(s.text.split()) in flat]
+    if not claims or hypothetical(sentence):
+        return []
+    said = [dict(s.sizes).get("d_k") for s in statements if isinstance(s, Condition)] + \
+        [s.value for s in statements if isinstance(s, Setting) and s.name == "d_k"]
+    d_k = next((v for v in said if v is not None), None) or sizes(doc).get("d_k")
+    out: list[Verdict] = []
+    for c in claims:
+        status, message, expected, basis = judge_moment_claim(doc, c.moment, c.scaled, c.value, d_k)
+        out.append((status, f"{c.text}: {message}", expected, "statistic", basis))
     return out
 
 
@@ -178,10 +214,13 @@ def _values(doc: DocumentModel, subject: str) -> Any:
 def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:
     from .ranks import judge_rank
 
-    subject, value, op = claim.subject, claim.value, claim.op
+    subject, value, op = re.sub(r"([_^])\(([^()]*)\)", r"\1{(\2)}", claim.subject), claim.value, claim.op  # S^(i)
     if value == "full":  # the smaller side of the matrix, if the model knows its shape
+        from .numbers import _dims_subs
+
         try:
-            shape = doc.read(subject).shape
+            shape = tuple(as_sympy(x) for x in doc.read(subject).shape)
+            shape = tuple(x.subs(_dims_subs(doc, x)) for x in shape)  # S_i of the generic head: n x n, n = 512
         except (MHASymbolicError, ValueError, TypeError, AttributeError):
             return []
         if not all(getattr(x, "is_Integer", False) for x in shape):

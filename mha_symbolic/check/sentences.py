@@ -48,42 +48,6 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
 
     if _code_spans(doc, p, emit, scoped or {}):
         return
-    # (a shape of more than two sizes, "(2, 12, 128, 128)", is batched: not read as its first two)
-    # "$M$ is $a \times b$", or a shape word in any language up to three words after the name ("$M$ volta a ter
-    # forma $2 \times 6$", "$M$ hat die Form ...")
-    stated = re.search(r"\$([^$]+)\$\s+(?:is|ist|es|est|(?:[^\s$]+\s+){0,3}?" + _SHAPE_WORDS +
-                       r"(?:\s+(?:de|di|of|von))?)\s+(?:\$\s*)?(?:\(\s*)?(\w{1,64})\s*"
-                       r"(?:\\times|×|x|,)\s*(\w+)(?!\s*,\s*\w)\s*\)?\s*\$?(?![\w^])", p.text)
-    plain = None if stated else re.match(r"\s*([^\s$`]+)\s+(?:is|has shape|ist|es|est)\s+(\d+)\s*(?:×|x)\s*(\d+)\b",
-                                         p.text)
-    if plain:  # "head⁽¹⁾ is 5 × 5" in plain text: judged only when the name reads as a matrix
-        from .plain import math_words
-        from .read import normalise
-
-        got = judge(doc, [math_words(normalise(plain.group(1))),
-                          r"\mathbb{R}^{%s \times %s}" % (plain.group(2), plain.group(3))], ["in"], p.text)
-        if got is not None and got[1][0] != "unchecked":
-            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-    if stated and re.search(r"=|\\in\b", stated.group(1)):  # "$O_i = A_i V_i$ is ...", "$W_O \in \mathbb{R}^{..}$ is"
-        sides = re.split(r"=|\\in\b", stated.group(1))
-        subject = sides[0] if "\\in" in stated.group(1) else sides[-1]  # the matrix the shape is of
-    else:
-        subject = stated.group(1) if stated else ""
-    product = re.match(r"\$[^$]+\$\s+\w+(?:\s+shape)?\s+\$([^$]+)\$", p.text[stated.start():]) if stated else None
-    factors = shape_product(product.group(1).split("=")[0]) if product else None  # (4 x 2)(2 x 4) = 4 x 4: its factors
-    if stated and factors and len(factors) > 1:  # "$A_i V_i$ is $(n \times n)(n \times d_v)$": a product of shapes
-        from .shapes import judge_shape_product
-
-        inner = judge_shape_product(doc, [factors], [product.group(1).split("=")[0]], [])  # type: ignore[union-attr]
-        got = ("shape", inner) if inner[0] != "correct" else judge(
-            doc, [subject, r"\mathbb{R}^{%s \times %s}" % (factors[0][0], factors[-1][1])], ["in"], p.text)
-        stated = None
-        if got is not None:
-            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
-    if stated:  # "Since $W_O$ is $4 \times 12$": a shape stated in words
-        got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % (stated.group(2), stated.group(3))], ["in"], p.text)
-        if got is not None:
-            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     said = settings(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text))  # inline math and code are judged apart
     compared = {x.name for x in said if len({y.value for y in said if y.name == x.name}) > 1}
     for name in sorted(compared):  # "from 4096 tokens in one model to 1024 in the next": a comparison
@@ -92,6 +56,50 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
              kind="setting")
     for s in (x for x in said if x.name not in compared):
         _setting(doc, p, emit, s.name, int(s.value))
+    _shapes(doc, p, emit)  # after the sizes the line sets ("d_model = 4 y ... X ∈ ℝ^{3×4}")
+
+
+def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
+    r"""The shapes a line states in words (the grammar's ``shape_claim``: "$W_O$ is $4 \times 12$", "Q * K^T is 2 x 2",
+    "$M$ hat die Form $2 \times 6$"), each judged like ``subject \in \mathbb{R}^{a \times b}``; a shape of more than
+    two sizes ("(2, 12, 128, 128)") is batched and not read as its first two.  A product of shapes ("$A_i V_i$ is $(n
+    \times n)(n \times d_v)$") is judged factor by factor."""
+    from . import scopes
+    from .plain import math_words
+    from .prose import Setting, ShapeClaim, _plain, holds, read, size_condition
+    from .read import normalise
+
+    product = re.search(r"\$([^$]+)\$\s+(?:is|are)\s+\$([^$]+)\$", p.text)
+    factors = shape_product(product.group(2).split("=")[0]) if product else None  # (4 x 2)(2 x 4) = 4 x 4
+    if product and factors and len(factors) > 1:
+        from .shapes import judge_shape_product
+
+        subject = re.split(r"=", product.group(1))[-1]
+        inner = judge_shape_product(doc, [factors], [product.group(2).split("=")[0]], [])
+        got = ("shape", inner) if inner[0] != "correct" else judge(
+            doc, [subject, r"\mathbb{R}^{%s \times %s}" % (factors[0][0], factors[-1][1])], ["in"], p.text)
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+        return
+    plain = _plain(re.sub(r"`[^`]*`|\$[^$]*\\in\b[^$]*\$", " § ", p.text))  # code spans are the code reader's, and
+    # "$Q \in \mathbb{R}^{n \times d}$" the math reader's
+    if not holds(plain, ("SHAPE_VERB", "SHAPE_NOUN", "MEMBER_OF")):
+        return
+    statements = read(plain)
+    model = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
+    words = statements if "$" not in p.text else read(_plain(re.sub(r"\$[^$]*\$|`[^`]*`", " ", p.text)))
+    if any(isinstance(c, Setting) and model.get(c.name) != c.value for _, c in words):
+        return  # "Take n = 2, d_v = 2 and an output width of 3 (so W_O is 4×3)": a size in words the model does not
+        # hold (sizes in math are bound by the math reader before it judges what follows them)
+    for at, claim in statements:
+        if not isinstance(claim, ShapeClaim) or len(claim.dims) != 2 or size_condition(plain[:at]):
+            continue  # (a shape after "with", "for": a condition of its clause, not a claim)
+        # "Q_1 = X WQ_1 has shape 2 x 3": the factors right before the subject the grammar read belong to it
+        before = re.search(r"(?:(?<![\w^'])[A-Z](?:[A-Z0-9'ᵀ]|[_^][\w()]+)*\s*(?:[*·/]\s*)?)+$", plain[:at])
+        subject = math_words(normalise((before.group(0) if before else "") + claim.subject))
+        got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % claim.dims], ["in"], p.text)
+        if got is not None and got[1][0] != "unchecked":
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
 
 
 def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int) -> None:

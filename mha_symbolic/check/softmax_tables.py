@@ -189,14 +189,16 @@ def judge_softmax_table(rows: list[Any], emit: Any) -> bool:
 
 
 _LIST = r"[\[(]\s*(-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+)\s*[\])]"
-_CALL = re.compile(r"\bsoftmax\s*\(\s*" + _LIST + r"\s*\)\s*(?:→|->|=|≈|~|\\approx)\s*" + _LIST, re.I)
+#: softmax([2, 1, 0]) -> [...], and softmax(2, 1, 0) ≈ (...): the scores in their own brackets or the call's
+_CALL = re.compile(r"\bsoftmax\s*\(\s*(?:" + _LIST + r"|(-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+))\s*\)\s*"
+                   r"(?:→|->|=|≈|~|\\approx)\s*" + _LIST, re.I)
 
 
 def softmax_calls(text: str) -> list[tuple[str, str, str | None]]:
     """A verdict per ``softmax([scores]) → [weights]`` written in a line of plain text or code."""
     out: list[tuple[str, str, str | None]] = []
     for m in _CALL.finditer(text.replace("−", "-")):
-        scores, weights = (re.split(r"\s*,\s*", g.strip()) for g in m.groups())
+        scores, weights = (re.split(r"\s*,\s*", g.strip()) for g in (m.group(1) or m.group(2), m.group(3)))
         if len(scores) != len(weights):
             out.append(("wrong", f"softmax of {len(scores)} scores has {len(scores)} weights, not {len(weights)}",
                         None))

@@ -26,7 +26,7 @@ from ..dims import dimension_symbol
 from ..errors import MHASymbolicError
 from .model import DocumentModel, dim_name
 
-__all__ = ["judge_statistic", "statistic"]
+__all__ = ["judge_moment_claim", "judge_statistic", "statistic"]
 
 _MOMENT = (r"^\s*(\\mathbb\{E\}|\\mathrm\{E\}|\\operatorname\{E\}|E|\\mathrm\{Var\}|\\operatorname\{Var\}|"
            r"\\text\{Var\}|"
@@ -162,3 +162,54 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
     if not compared:
         return "unchecked", "no side with a value to compare", None, ""
     return "correct", f"{'; '.join(notes)}{_entries(unit, here, stated)}: proven", None, "proven"
+
+
+def judge_moment_claim(doc: DocumentModel, moment: str, scaled: bool | None, value: str, d_k: int | None,
+                       ) -> tuple[str, str, str | None, str]:
+    """A moment of a score stated in words ("the unscaled score has variance 4096"): the engine's moment of an
+    entry of ``S = Q K^T`` (``scaled`` False, or not said) or of ``S / sqrt(d_k)`` (True), at the head width
+    ``d_k`` of the sentence or the document, with unit-variance entries, against the written ``value`` at its
+    written precision.  A value that is the other score's (the scaled one's, where the sentence did not say
+    which) is ``unchecked``.
+
+    >>> from mha_symbolic.check.model import DocumentModel
+    >>> judge_moment_claim(DocumentModel(), "sd", False, "8", 64)[:2]
+    ('correct', 'sd of an entry of S = Q K^T at d_k = 64, unit-variance entries: 8')
+    >>> judge_moment_claim(DocumentModel(), "Var", False, "4096", 64)[0]
+    'wrong'
+    """
+    from fractions import Fraction
+
+    from ..statements.statistics import SIGMA
+
+    if d_k is None:
+        return "unchecked", f"the {moment} of the score depends on d_k, which the document does not fix", None, ""
+    stated = doc.memory.get("variance")
+    if stated is not None:
+        return "unchecked", f"the document states sigma^2 = {stated[0]} (line {stated[2]}): which entries are meant " \
+            "is not said", None, ""
+    unscaled, scaled_name = "S = Q K^T", "S' = S / sqrt(d_k)"
+    readings = {}
+    for name, arg in ((unscaled, r"q \cdot k"), (scaled_name, r"\frac{q \cdot k}{\sqrt{d_k}}")):
+        got = _value(doc, moment, arg)
+        if got is None:
+            return "unchecked", "the engine has no moment for this score", None, ""
+        readings[name] = simplify(got[0].subs(SIGMA, 1).subs(dimension_symbol("d_k"), d_k))
+    written = Fraction(value)
+    places = len(value.split(".")[1]) if "." in value else 0
+    half = Fraction(1, 2 * 10 ** places) if places else Fraction(0)
+
+    def fits(x: Any) -> bool:  # at the written precision (a whole number stands for an exact one where x is)
+        if not places and x.is_Integer:
+            return bool(x == int(written))
+        return abs(Fraction(float(x)) - written) <= (half or Fraction(1, 2)) + Fraction(1, 10 ** 12)
+
+    mine, other = (scaled_name, unscaled) if scaled else (unscaled, scaled_name)
+    truth = readings[mine]
+    what = f"{moment} of an entry of {mine} at d_k = {d_k}, unit-variance entries: {truth}"
+    if fits(truth):
+        return "correct", what, None, "proven"
+    if scaled is None and fits(readings[other]):
+        return ("unchecked", f"{value} is the {moment} of an entry of {other} (d_k = {d_k}); the sentence does not say "
+                "which score it means", None, "")
+    return "wrong", f"{what}, not {value}", str(truth), "proven"

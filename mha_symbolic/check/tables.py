@@ -135,6 +135,56 @@ def _totals(rows: list[Any], emit: Any) -> None:
             parts = []
 
 
+def _local_cells(rows: list[Any], emit: Any) -> None:
+    r"""The local computations a table writes, judged from its own cells (no model): a cell that is a chain of
+    amounts (``5,120 B = 5 KiB``, ``2 \cdot 64 = 128``), and a column of formulas on numbers (``$4 \cdot 1024^2 + 4
+    \cdot 1024$``) next to a column of numbers that every other row shows to be their values -- the row where
+    it is not is ``wrong`` (learned from the table like :func:`_relations`: in two rows at least, all but one)."""
+    from .prose_amounts import judge_prose_amounts
+
+    cells = [[c.strip() for c in p.text.split(" | ")] for p in rows]
+    for p, row in zip(rows, cells, strict=True):
+        for cell in row:
+            for status, message, expected, basis in judge_prose_amounts(cell):
+                emit(p, status, f"{cell}: {message}", expected, "number", basis)
+    width = len(cells[0]) if cells else 0
+    if len(rows) < 3 or any(len(r) != width for r in cells):
+        return
+    formulas = {j: [_formula_value(r[j]) for r in cells] for j in range(width)}
+    formulas = {j: v for j, v in formulas.items() if all(x is not None for x in v)}
+    for a, values in formulas.items():
+        for c in range(a + 1, width):
+            stated = [_amount(re.sub(r"\s*\([^()]*\)\s*$", "", r[c])) for r in cells]
+            if any(x is None for x in stated):
+                continue
+            fits = [x is not None and y is not None and (x == y[0] if not y[1] else abs(x - y[0]) <= Fraction(
+                1, 2 * 10 ** y[1])) for x, y in zip(values, stated, strict=True)]
+            if fits.count(False) > 1 or fits.count(True) < 2:
+                continue
+            for p, ok, x, row in zip(rows, fits, values, cells, strict=True):
+                if ok:
+                    emit(p, "correct", f"{row[a]} = {row[c]}, as in every row of the table", None, "number", "computed")
+                else:
+                    emit(p, "wrong", f"{row[a]} = {_shown_number(x or Fraction(0))}, not {row[c]} (every other row "
+                         f"of the table gives the value of column {a + 1} in column {c + 1})",
+                         _shown_number(x or Fraction(0)), "number", "computed")
+            return
+
+
+def _formula_value(cell: str) -> Fraction | None:
+    r"""The exact value of a cell that is arithmetic on numbers with an operation in it (``$4 \cdot 768^2 + 4 \cdot
+    768$``, ``2·24·64``), else None."""
+    from .arithmetic import arithmetic_value
+
+    bare = re.sub(r"(?<=\d)(?:\{,\}|,)(?=\d{3})", "", cell.strip().strip("`$*").strip())
+    if not any(op in bare for op in ("\\cdot", "\\times", "·", "×", "*", "+", "^")):
+        return None  # a number, not a formula (a name in it is refused by the reader: no size is given to it)
+    try:
+        return Fraction(arithmetic_value(bare, {}))
+    except (ValueError, ZeroDivisionError, TypeError, RecursionError):
+        return None
+
+
 def _relations(rows: list[Any], emit: Any) -> bool:
     """Columns a table computes from two others (``total = weights + biases``, ``ratio = core / projections``,
     ``params = d_model x 4``), learned from the table itself: a relation ``c = a op b`` (op one of + - x /; the
@@ -150,13 +200,12 @@ def _relations(rows: list[Any], emit: Any) -> bool:
     if len(rows) < 3 or any(len(r) != width for r in cells):
         return False
     labelled = [bool(_TOTAL.search(re.sub(r"[*_`$]", "", r[0]))) for r in cells]
-    read = [[_amount(re.sub(r"\s*\([^()]*\)\s*$", "", c)) for c in r] for r in cells]
+    read = [[_span(re.sub(r"\s*\([^()]*\)\s*$", "", c)) for c in r] for r in cells]
     spans: dict[int, list[tuple[Fraction, Fraction]]] = {}
     for j in range(width):
         column = [read[k][j] for k in range(len(rows)) if not labelled[k]]
         if all(v is not None and v[0] != 0 for v in column) and {v[0] for v in column if v} != {1}:
-            spans[j] = [(v[0] - Fraction(1, 2 * 10 ** v[1]), v[0] + Fraction(1, 2 * 10 ** v[1])) if v[1] else
-                        (v[0], v[0]) for v in column if v is not None]
+            spans[j] = [(v[1], v[2]) for v in column if v is not None]
     kept = [k for k in range(len(rows)) if not labelled[k]]
     verdicts: dict[int, tuple[str, str]] = {}
     for c in spans:
@@ -190,6 +239,21 @@ def _relations(rows: list[Any], emit: Any) -> bool:
     return bool(verdicts)
 
 
+def _span(cell: str) -> tuple[Fraction, Fraction, Fraction] | None:
+    """A cell of one number as written, or of one amount of memory in a binary unit (``3 KiB``, ``5,120 B = 5 KiB``:
+    its first), as (value, lowest, highest) of what it stands for, in bytes for an amount; else None."""
+    from .units import _BINARY
+
+    bare = re.sub(r"[*_`$]", "", cell).strip()
+    m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s*(bytes?|B|KiB|MiB|GiB|TiB)(?:\s*=.*)?)?", bare)
+    if not m:
+        return None
+    value = Fraction(m.group(1).replace(",", "") + "." + (m.group(2) or "0"))
+    factor = _BINARY.get(m.group(3) or "B", 1)
+    half = Fraction(1, 2 * 10 ** len(m.group(2))) if m.group(2) else Fraction(0)
+    return value * factor, (value - half) * factor, (value + half) * factor
+
+
 def _apply(op: str, x: tuple[Fraction, Fraction], y: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
     """``x op y`` for two intervals of positive numbers."""
     if op == "+":
@@ -215,6 +279,7 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     cols = [c.strip() for c in rows[0].columns]
     if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
         return
+    _local_cells(rows, emit)  # "5,120 B = 5 KiB" in a cell, and a column of formulas on numbers: no model needed
     if _by_own_formula(doc, rows, emit):
         return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column

@@ -1107,11 +1107,12 @@ class Tracer:
         if any(_words(a) != _words(b) for a, b in pairs):
             return False
         verdicts = []
+        shared = _array_places([x for _, x in pairs])
         for k, (ours, theirs) in enumerate(pairs):
             a, b = _numbers(ours), _number_tokens(theirs)
             if len(a) != len(b):
                 return False
-            wrong = next(((v, t) for v, t in zip(a, b, strict=True) if not _agrees(t, v[1])), None)
+            wrong = next(((v, t) for v, t in zip(a, b, strict=True) if not _agrees(t, v[1], shared)), None)
             verdicts.append((start + k + 1, theirs, wrong, bool(a)))
         if self.doubted:
             return True
@@ -1570,8 +1571,21 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z_]{2,}", _NUMBER_TOKEN.sub(" ", text))
 
 
-def _agrees(token: str, value: float) -> bool:
-    """Does a printed number stand for ``value`` (every value that rounds to it, float32 arithmetic allowed)?"""
+def _array_places(lines: list[str]) -> int | None:
+    """The decimals a NumPy array printout shows every entry at: NumPy prints the entries of one array at one
+    precision and drops trailing zeros (``[0.  1.5 1.  0.5]``: ``1.`` is 1.0 at the precision ``1.5`` shows, not
+    any number from 0.5 to 1.5).  The most decimals any entry shows (a lower bound of that precision), for lines
+    printed the NumPy way (bracket rows, entries without commas); None for other printouts."""
+    rows = [x for x in lines if re.match(r"\s*(?:array\()?\[", x) and "," not in x]
+    if not rows or len(rows) != len([x for x in lines if x.strip()]):
+        return None
+    places = [len(t.split(".")[1]) for x in rows for t in _number_tokens(x) if "." in t and "e" not in t.lower()]
+    return max(places) if places else None
+
+
+def _agrees(token: str, value: float, shared: int | None = None) -> bool:
+    """Does a printed number stand for ``value`` (every value that rounds to it, float32 arithmetic allowed)?
+    ``shared``: the decimals of the array printout it is an entry of (:func:`_array_places`)."""
     try:
         shown = float(token)
     except ValueError:
@@ -1583,6 +1597,8 @@ def _agrees(token: str, value: float) -> bool:
     mantissa = token.lower().split("e")[0]
     places = len(mantissa.split(".")[1]) if "." in mantissa else 0
     exponent = int(token.lower().split("e")[1]) if "e" in token.lower() else 0
+    if shared is not None and "." in mantissa and not exponent:
+        places = max(places, shared)
     radius = 0.5 * 10.0 ** (exponent - places)
     return abs(shown - value) <= radius * (1 + 1e-9) + 1e-6 * max(abs(value), 1e-300)
 

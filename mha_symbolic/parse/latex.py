@@ -436,6 +436,9 @@ class _Reader:
                 raise ParseError(r"\mathrm{softmax} in a document whose tokens are columns and whose scores are "
                                  "neither K^T Q nor Q^T K: which axis it normalises is not known")
             causal = axis == "causal"
+            if axis is None and isinstance(args[0], MatrixBase) and 1 in args[0].shape and args[0].shape != (1, 1):
+                # a vector written out, (1, -1) or (1, -1)^T: its softmax runs over its entries in either convention
+                along = "row" if args[0].rows == 1 else "column"
             if along == "column" and getattr(args[0], "is_Matrix", False):
                 return Softmax(args[0].T, causal).T
             return Softmax(args[0], causal)  # (a softmax of a number is refused by Softmax itself)
