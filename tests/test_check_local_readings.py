@@ -141,3 +141,11 @@ def test_a_column_computed_from_amounts_in_binary_units(total, status):
            "| a | 12 | 3,072 B = 3 KiB | 36 KiB |\n| b | 24 | 4 KiB | 96 KiB |\n"
            f"| c | 36 | 5 KiB | {total} |\n| d | 80 | 4 KiB | 320 KiB |\n")
     assert statuses(doc, 5) == [status]
+
+
+def test_a_conditional_question_with_sizes_of_its_own_opens_another_example():
+    """"If we doubled h ... at fixed $d = 1024$" after a paragraph with d = 4096: the answer lines below speak of
+    d = 1024 (another example), not of a condition that ends with its sentence."""
+    doc = ("Take $d = 4096$ and $h = 32$.\n\n**Q: if we doubled $h$ at fixed $d = 1024$, what changes?**\n\n"
+           "- The parameter count is still $4d^2 = 4{,}194{,}304$.\n")
+    assert statuses(doc, 5) == ["correct"]

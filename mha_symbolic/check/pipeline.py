@@ -962,8 +962,10 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
             # bound n = 8192 before: a condition of its clause (not a second binding of the paragraph)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}  # "With $n_{kv} = 1$ the cache is ..."
         elif not found and before is not None and conditional(before) and \
-                any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
-            # "If we double the sequence to $n = 1024$, ...": another value in a conditional clause is its condition
+                any(doc.known_dims().get(k or "") not in (None, v) and doc.scope_of(k or "")[0] == doc.paragraph[0]
+                    for k, v in own.items()):
+            # "With $n = 512$ ... If we double the sequence to $n = 1024$, ...": another value than its own paragraph's
+            # in a conditional clause is that clause's condition (from another paragraph, it starts another example)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
         elif not found and (re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I)
                             or hypothetical(clause)) and \
