@@ -149,3 +149,34 @@ def test_a_conditional_question_with_sizes_of_its_own_opens_another_example():
     doc = ("Take $d = 4096$ and $h = 32$.\n\n**Q: if we doubled $h$ at fixed $d = 1024$, what changes?**\n\n"
            "- The parameter count is still $4d^2 = 4{,}194{,}304$.\n")
     assert statuses(doc, 5) == ["correct"]
+
+
+@pytest.mark.parametrize("product, status", [("1.32095", "correct"), ("1.32195", "wrong")])
+def test_a_product_of_a_rounded_decimal_at_its_written_precision(product, status):
+    doc = f"(The 1.321 comes from the unrounded weight 0.33024, since 0.33024·4 = {product}.)\n"
+    assert statuses(doc, 1) == [status]
+
+
+def test_two_rows_that_agree_by_chance_teach_no_relation():
+    doc = ("| model | width | heads | head size | blocks |\n|---|---:|---:|---:|---:|\n| S | 768 | 12 | 64 | 12 |\n"
+           "| M | 1024 | 16 | 64 | 24 |\n| L | 4096 | 32 | 128 | 32 |\n")
+    assert statuses(doc, 4) == ["correct"]  # head size = width / heads; blocks = width / head size twice, by chance
+    four = doc + "| XL | 2048 | 16 | 128 | 16 |\n"  # three rows where blocks = width / head size: the odd one is
+    assert "wrong" in statuses(four, 4)  # flagged
+
+
+@pytest.mark.parametrize("total, status", [("825", None), ("900", "wrong")])
+def test_a_total_of_rounded_parts(total, status):
+    doc = ("| step | n = 512 | n = 4096 |\n|---|---:|---:|\n| projections | 14.5 | 412 |\n| scores | 25.8 | 137 |\n"
+           f"| weights | 25.8 | 137 |\n| output | 4.83 | 137 |\n| **total** | 70.9 | {total} |\n")
+    assert ("wrong" in statuses(doc, 7)) == (status == "wrong")
+
+
+def test_kv_heads_of_one_example_and_query_heads_of_another_contradict_nothing():
+    doc = ("Toy model: $h = 4$ query heads and $g = 2$ key/value heads, $n = 3$.\n\n"
+           "A 70B-style model has $L = 80$ layers and $g = 8$ key/value heads.\n\n"
+           "Back to the toy: $h = 4$ heads, and in the 70B-style model the group size is $64/8 = 8$.\n")
+    flagged = [f for f in check_text(doc, isolate=False).findings if f.status in ("wrong", "inconsistent")]
+    assert flagged == []
+    same = "We use $h = 4$ query heads and $g = 8$ key/value heads.\n"  # one paragraph: a contradiction
+    assert "inconsistent" in statuses(same, 1)

@@ -52,10 +52,11 @@ __all__ = ["kv_heads_problem", "judge_indexed", "judge_sentence", "grouped_prose
 
 # ----- sizes that do not fit --------------------------------------------------------------------------
 def kv_heads_problem(doc: DocumentModel) -> str | None:
-    """Why the document's ``g`` key/value heads cannot serve its ``h`` query heads, or None."""
+    """Why the document's ``g`` key/value heads cannot serve its ``h`` query heads, or None (also when g and h were
+    bound in different paragraphs of a document with several examples: they may be two examples' sizes)."""
     d = doc.known_dims()
     g, h = d.get("g"), d.get("h")
-    if g is None:
+    if g is None or _apart(doc):
         return None
     if g < 1:
         return f"g = {g} key/value heads: g must be a positive integer"
@@ -65,6 +66,13 @@ def kv_heads_problem(doc: DocumentModel) -> str | None:
         return (f"g = {g} does not divide h = {h}: g must divide h (each key/value head serves h/g query heads, "
                 f"and {h}/{g} is not an integer)")
     return None
+
+
+def _apart(doc: DocumentModel) -> bool:
+    """Were g and h bound in different paragraphs of a document with several examples?  Then they may be two
+    examples' sizes, and the grouping they would make is no statement of the document."""
+    d = doc.known_dims()
+    return "g" in d and "h" in d and bool(doc.examples) and doc.scope_of("g")[0] != doc.scope_of("h")[0]
 
 
 # ----- index arithmetic -------------------------------------------------------------------------------
@@ -225,6 +233,8 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
 
     s = _plain(re.sub(r"(\d)\{,\}(?=\d)", r"\1,", text))  # 32{,}768: a thousands separator
     remember(doc, s)
+    if _apart(doc):
+        return []  # g of one example, h of another: which grouping the sentence means is not known
     ratio = any(isinstance(c, RatioClaim) for _, c in read(s))
     own = {k: v for k, v in sentence_sizes(s).items() if k in ("h", "g") and doc.known_dims().get(k) != v} \
         if ratio else {}

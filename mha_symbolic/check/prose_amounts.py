@@ -31,6 +31,7 @@ with two different units is not read.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sympy import Rational
@@ -144,10 +145,33 @@ def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str]
 
             ok = to_last_digit(a, int(right)) or abs(a - int(right)) < 1  # "about 329,589" of 329,589.8: cut off
         else:
-            ok = agrees(a, b, places)
+            ok = agrees(a, b, places) or _rounded_meet(sides[k], b, places)
         if not ok:
             shown = str(a) if a.is_Integer else f"{float(a):.8g}"
             return "wrong", f"{sides[k]} = {shown}, not {right}", shown, "computed"
     return "correct", " = ".join(sides) + " (arithmetic written in the text)", None, "computed"
 
 
+
+
+def _rounded_meet(side: str, stated: Rational, places: int | None) -> bool:
+    """Does a product or sum of positive decimals, each standing for the interval it rounds from, reach the
+    stated value at its written precision ("0.33024 · 4 = 1.32095": the weight was rounded after the product was
+    computed)?  Only ``+`` and ``·`` (monotone in every operand); nothing else is widened."""
+    if not re.fullmatch(r"[\d.\s+]*(?:\\cdot[\d.\s+]*)*", side) or "." not in side:
+        return False
+    def widened(m: re.Match[str], sign: int) -> str:
+        number = m.group(0)
+        if "." not in number:
+            return number
+        return f"({Rational(number) + sign * Rational(1, 2 * 10 ** len(number.split('.')[1]))})"
+
+    ends = []
+    for sign in (-1, 1):
+        text = re.sub(r"\d+(?:\.\d+)?", functools.partial(widened, sign=sign), side)
+        try:
+            ends.append(Rational(str(arithmetic_value(text, {}))))
+        except (ValueError, ZeroDivisionError, TypeError, RecursionError):
+            return False
+    slack = Rational(1, 2 * 10 ** places) if places else Rational(0)
+    return bool(ends[0] - slack <= stated <= ends[1] + slack)

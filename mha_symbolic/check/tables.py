@@ -103,6 +103,7 @@ def _totals(rows: list[Any], emit: Any) -> None:
     summed only where every row above has a number in it, and a stated total smaller than one of its parts or
     more than twice their sum is no sum of them (another quantity in a table of sizes): it is left alone."""
     cells = [[c.strip() for c in p.text.split(" | ")] for p in rows]
+    rounded = any((read := _amount(c)) is not None and read[1] > 0 for row in cells for c in row)  # decimals written
     parts: list[int] = []  # rows since the last total
     block: list[int] = []  # rows since the last subtotal or total
     for k, row in enumerate(cells):
@@ -122,6 +123,8 @@ def _totals(rows: list[Any], emit: Any) -> None:
             got = sum(v for v in values if v is not None)
             if stated < max(v for v in values if v is not None) or stated > 2 * got:
                 continue
+            if got != stated and rounded and 2 * abs(got - stated) <= len(values):
+                continue  # 412 + 137 + 137 + 137 = 823 against 825 in a table of rounded figures: parts rounded
             verdicts.append((got == stated, got, stated))
         if verdicts:
             bad = next((v for v in verdicts if not v[0]), None)
@@ -190,8 +193,8 @@ def _relations(rows: list[Any], emit: Any) -> bool:
     ``params = d_model x 4``), learned from the table itself: a relation ``c = a op b`` (op one of + - x /; the
     column ``c`` right of ``a`` and ``b``, as a table writes what it computes after what it computes it from) that holds
     in every row, at the precision its cells are written, makes each row ``correct``; one that holds in every row but
-    one, and in two rows at least, while no other relation holds for that column in every row, makes that row
-    ``wrong``.  Only cells of one number are read (``524,288 (512 KiB)`` as its first), rows labelled total are left
+    one, and in two rows at least (three for a column of small whole numbers), while no other relation holds for
+    that column in every row, makes that row ``wrong``.  Only cells of one number are read (``524,288 (512 KiB)`` as its first), rows labelled total are left
     to :func:`_totals`, a column of ones or with a zero takes part in nothing, and a relation of small numbers only
     (all below 100: the entries of a matrix, where a sum may hold by chance) is none.  True when a relation was
     found."""
@@ -207,6 +210,9 @@ def _relations(rows: list[Any], emit: Any) -> bool:
         if all(v is not None and v[0] != 0 for v in column) and {v[0] for v in column if v} != {1}:
             spans[j] = [(v[1], v[2]) for v in column if v is not None]
     kept = [k for k in range(len(rows)) if not labelled[k]]
+    # a column of small whole numbers (layers, heads) agrees with a ratio of sizes in two rows by chance easily
+    # (768/64 = 12, 4096/128 = 32): a row is judged against it only when three others agree
+    counts = {j: all(lo == hi and lo.denominator == 1 and lo < 100 for lo, hi in spans[j]) for j in spans}
     verdicts: dict[int, tuple[str, str]] = {}
     for c in spans:
         holding: list[str] = []
@@ -223,7 +229,7 @@ def _relations(rows: list[Any], emit: Any) -> bool:
                     name = f"{_header(rows, c)} = {_header(rows, a)} {op.replace('*', 'x')} {_header(rows, b)}"
                     if all(fits):
                         holding.append(name)
-                    elif fits.count(False) == 1 and fits.count(True) >= 2:
+                    elif fits.count(False) == 1 and fits.count(True) >= (3 if counts[c] else 2):
                         k = fits.index(False)
                         failing.append((name, k, *got[k]))
         for k in range(len(kept)):
