@@ -194,10 +194,10 @@ def _relations(rows: list[Any], emit: Any) -> bool:
     column ``c`` right of ``a`` and ``b``, as a table writes what it computes after what it computes it from) that holds
     in every row, at the precision its cells are written, makes each row ``correct``; one that holds in every row but
     one, and in two rows at least (three for a column of small whole numbers), while no other relation holds for
-    that column in every row, makes that row ``wrong``.  Only cells of one number are read (``524,288 (512 KiB)`` as its first), rows labelled total are left
-    to :func:`_totals`, a column of ones or with a zero takes part in nothing, and a relation of small numbers only
-    (all below 100: the entries of a matrix, where a sum may hold by chance) is none.  True when a relation was
-    found."""
+    that column in every row, makes that row ``wrong``.  Only cells of one number (or of one amount in a binary
+    unit) are read (``524,288 (512 KiB)`` as its first), rows labelled total are left to :func:`_totals`, a column
+    of ones or with a zero takes part in nothing, and a relation of small numbers only (all below 100: the entries
+    of a matrix, where a sum may hold by chance) is none.  True when a relation was found."""
     cells = [[c.strip() for c in p.text.split(" | ")] for p in rows]
     width = len(cells[0]) if cells else 0
     if len(rows) < 3 or any(len(r) != width for r in cells):
