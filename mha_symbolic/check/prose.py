@@ -222,7 +222,8 @@ def _parser() -> Lark:
 #: the terminals one of which every form that yields a statement holds (a number, a relation, a number word, ...):
 #: a sentence with none of them is not parsed (the parse costs time in proportion to the sentence's length)
 _TRIGGERS = ("RELATION", "DIGITS", "NUMBER_WORD", "ONE", "ONE_TOKEN", "SINGLE_HEAD_CASE", "THE_SAME", "ORDINAL",
-             "AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "UNIT_FRACTION", "MOMENT_WORD", "SHAPE_VERB")
+             "AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "UNIT_FRACTION", "VARIANCE_WORD", "SD_WORD",
+             "SHAPE_VERB")
 
 
 @lru_cache(maxsize=1)
@@ -260,9 +261,8 @@ def _size_patterns() -> dict[str, re.Pattern[str]]:
     return {name: _terminal_patterns()[name] for name in _SIZES}
 
 
-def _moment(word: str) -> str:
-    """``"Var"`` for a word naming the variance, ``"sd"`` for the standard deviation."""
-    return "Var" if re.match(r"(?i)varian|方差", word) else "sd"
+#: the moment each word of the grammar names
+_MOMENTS = {"VARIANCE_WORD": "Var", "SD_WORD": "sd"}
 
 
 def _text(meta: Any, sentence: str) -> str:
@@ -494,21 +494,21 @@ class _Reader(Transformer):  # type: ignore[type-arg]
     @v_args(meta=True)
     def moment_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
         scaling = next((c[1] for c in children if isinstance(c, tuple) and c[0] == "scaling"), None)
-        scaled = None if scaling is None else not re.match(r"(?:un|raw|before|without|ohne|sin\b)", scaling)
+        scaled = None if scaling is None else scaling == "SCALED"
         text = _text(meta, self.sentence)
         values = [c for c in children if isinstance(c, tuple) and c[0] != "scaling"]
         if not values:  # "the standard deviation of the logits is 8": the moment named first
-            word = next(str(c) for c in children if isinstance(c, Token) and c.type == "MOMENT_WORD")
+            word = next(c for c in children if isinstance(c, Token) and c.type in _MOMENTS)
             number = next(str(c) for c in children if isinstance(c, str) and not isinstance(c, Token))
-            values = [(_moment(word), number)]
+            values = [(_MOMENTS[word.type], number)]
         return [(meta.start_pos, MomentClaim(moment, scaled, value, text)) for moment, value in values]
 
     def moment_value(self, children: list[Any]) -> tuple[str, str]:
-        word = next(str(c) for c in children if isinstance(c, Token) and c.type == "MOMENT_WORD")
-        return _moment(word), next(c for c in children if isinstance(c, str) and not isinstance(c, Token))
+        word = next(c for c in children if isinstance(c, Token) and c.type in _MOMENTS)
+        return _MOMENTS[word.type], next(c for c in children if isinstance(c, str) and not isinstance(c, Token))
 
     def scaling(self, children: list[Token]) -> tuple[str, str]:
-        return "scaling", str(children[0]).lower()
+        return "scaling", children[0].type
 
     def moment_number(self, children: list[Token]) -> str:
         return str(next(c for c in reversed(children) if c.type == "DECIMAL"))

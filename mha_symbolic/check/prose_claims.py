@@ -48,7 +48,7 @@ from .prose import (
 )
 
 #: the words an axis or a rank claim holds (prose.lark's terminals)
-_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "MOMENT_WORD")
+_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "VARIANCE_WORD", "SD_WORD")
 
 __all__ = ["judge_prose_claims", "judge_weight_rows", "document_axes"]
 

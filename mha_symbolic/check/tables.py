@@ -250,14 +250,23 @@ def _span(cell: str) -> tuple[Fraction, Fraction, Fraction] | None:
     its first), as (value, lowest, highest) of what it stands for, in bytes for an amount; else None."""
     from .units import _BINARY
 
+    read = _written(cell)
+    if read is None:
+        return None
+    value, places, unit = read
+    factor = _BINARY.get(unit or "B", 1)
+    half = Fraction(1, 2 * 10 ** places) if places else Fraction(0)
+    return value * factor, (value - half) * factor, (value + half) * factor
+
+
+def _written(cell: str) -> tuple[Fraction, int, str | None] | None:
+    """A cell of one number as written (``2,048``, ``2.5``, ``**512**``), optionally followed by a binary unit of
+    memory and what it equals (``5,120 B = 5 KiB``): its value, its decimals and its unit; else None."""
     bare = re.sub(r"[*_`$]", "", cell).strip()
     m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s*(bytes?|B|KiB|MiB|GiB|TiB)(?:\s*=.*)?)?", bare)
     if not m:
         return None
-    value = Fraction(m.group(1).replace(",", "") + "." + (m.group(2) or "0"))
-    factor = _BINARY.get(m.group(3) or "B", 1)
-    half = Fraction(1, 2 * 10 ** len(m.group(2))) if m.group(2) else Fraction(0)
-    return value * factor, (value - half) * factor, (value + half) * factor
+    return Fraction(m.group(1).replace(",", "") + "." + (m.group(2) or "0")), len(m.group(2) or ""), m.group(3)
 
 
 def _apply(op: str, x: tuple[Fraction, Fraction], y: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
@@ -553,11 +562,8 @@ _AMOUNT_COLUMN = re.compile(r"^\s*(?P<unit>bytes?|B|[KMGT]i?B|kB)\s*(?:/|per)\s*
 
 def _amount(cell: str) -> tuple[Fraction, int] | None:
     """A cell that is one number as written (``2,048``, ``2.5``, ``**512**``) and its decimals, else None."""
-    bare = re.sub(r"[*_`$]", "", cell).strip()
-    m = re.fullmatch(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", bare)
-    if not m:
-        return None
-    return Fraction(m.group(1).replace(",", "") + "." + (m.group(2) or "0")), len(m.group(2) or "")
+    read = _written(cell)
+    return (read[0], read[1]) if read is not None and read[2] is None else None
 
 
 def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
