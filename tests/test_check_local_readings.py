@@ -180,3 +180,10 @@ def test_kv_heads_of_one_example_and_query_heads_of_another_contradict_nothing()
     assert flagged == []
     same = "We use $h = 4$ query heads and $g = 8$ key/value heads.\n"  # one paragraph: a contradiction
     assert "inconsistent" in statuses(same, 1)
+
+
+def test_a_written_vector_divided_by_zero_has_no_value():
+    doc = "Then $(1, 2)/0 = (1, 2)$ and $\\mathrm{softmax}((1, 2)/0) = (0.5, 0.5)$.\n"
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 1]
+    assert [f.status for f in found] == ["unchecked", "unchecked"]
+    assert all("divides by zero" in f.message for f in found)

@@ -16,6 +16,7 @@ from sympy import (
     MatrixSymbol,
     Number,
     Rational,
+    S,
     Symbol,
     Transpose,
     log,
@@ -391,6 +392,8 @@ def _value(doc: DocumentModel, e: Any, widen: Any = None) -> ImmutableMatrix:
         value = e.doit()
         value = value.as_explicit() if isinstance(value, MatrixExpr) else value
         value = value.subs(_dims_subs(doc, value)) if hasattr(value, "subs") else value  # Q K^T / sqrt(d_k)
+        if hasattr(value, "has") and value.has(S.ComplexInfinity, S.NaN):  # (1, 2)/0: no value to compare
+            raise MHASymbolicError(f"{e} divides by zero: it has no value")
         if isinstance(value, MatrixBase):
             return ImmutableMatrix(value)
         if not isinstance(value, Expr):  # a truth value or a relation (x < 2), not a number
