@@ -161,13 +161,13 @@ def _math(raw: str, first: int, display: bool, sentence: str, cell: int | None, 
 
 def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool = False) -> list[Piece]:
     """Math, prose, heading and unclosed pieces of one paragraph, heading or table cell."""
-    content = token.content
+    content, children = _code_as_math(token.content, token.children or [])
     base = token.map[0] + 1 if token.map else 1
     found: list[tuple[int, int, int, str, bool]] = []  # math span in content, where its text starts, text, display
     spans: list[tuple[int, int]] = []  # math, code spans and inline HTML: no sentence ends there
     unclosed: list[int] = []
     cursor = 0
-    for child in token.children or []:
+    for child in children:
         if child.type.startswith("math_"):
             opener, closer = _DELIMITERS.get(child.markup, ("", ""))
             whole = opener + child.content + closer
@@ -233,6 +233,28 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
     return pieces
 
 
+def _code_as_math(content: str, children: list[Token]) -> tuple[str, list[Token]]:
+    """Inline code that holds a formula (:func:`.inline_code.code_formula`) as the inline math it stands for:
+    the paragraph's text shows it between dollars, so every reader of the sentence sees math."""
+    from .inline_code import code_formula
+
+    out, cursor = [], 0
+    for child in children:
+        tex = code_formula(child.content) if child.type == "code_inline" else None
+        whole = f"{child.markup}{child.content}{child.markup}"
+        at = content.find(whole, cursor) if tex is not None else -1
+        if tex is None or at < 0:
+            out.append(child)
+            if child.type == "code_inline" and (at := content.find(whole, cursor)) >= 0:
+                cursor = at + len(whole)
+            continue
+        math = Token("math_inline", "math", 0, content=tex, markup="$")
+        content = content[:at] + f"${tex}$" + content[at + len(whole):]
+        cursor = at + len(tex) + 2
+        out.append(math)
+    return content, out
+
+
 def _around(lines: list[str], start: int, end: int) -> str:
     """The lines ``start``..``end`` (0-based) widened to the blank lines around them."""
     start, end = max(0, min(start, len(lines))), max(start + 1, min(end, len(lines)))
@@ -256,7 +278,8 @@ def _code(source: str, offset: int, cell: int | None, listing: bool = False,
     if listing and not pieces:
         pieces = [Piece("output", text, offset + line + 1, cell, name=label, value=value)
                   for line, text, label, value in printed_values(source) if value is not None]
-    elif pieces:
+    elif pieces or not listing and source.strip() and all(x.lstrip().startswith("#") for x in source.splitlines()
+                                                          if x.strip()):  # a block of comments: their arithmetic
         pieces.insert(0, Piece("program", source, offset + 1, cell, value=printed))
     return pieces
 

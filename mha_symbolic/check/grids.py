@@ -67,13 +67,34 @@ def _row(text: str) -> list[str] | None:
 _BETWEEN = re.compile(r";|\s{3,}|,\s{2,}")
 
 
+def _uncommented(line: str) -> tuple[str, str | None]:
+    """The line and its MATLAB comment (from a ``%`` after a space: ``% (3 x 3) * (3 x 2) = 3 x 2``), or None."""
+    parts = re.split(r"(?<=\s)%", line, maxsplit=1)
+    return parts[0], parts[1] if len(parts) > 1 else None
+
+
+def _cut(line: str) -> list[str]:
+    """The line cut where :data:`_BETWEEN` matches outside brackets (``[1 0; 0 1]`` is one MATLAB matrix)."""
+    parts, depth, start = [], 0, 0
+    for m in re.finditer(r"[\[\]]|" + _BETWEEN.pattern, line):
+        token = m.group(0)
+        if token == "[" or token == "]":
+            depth = max(0, depth + (1 if token == "[" else -1))
+        elif depth == 0:
+            parts.append(line[start:m.start()])
+            start = m.end()
+    return parts + [line[start:]]
+
+
 def _formulas(line: str) -> list[str]:
     """The plain formulas of one line of the block (``q₁ = (1, 0), q₂ = (2, −1);   k₁ = (1, 1)``, ``q₁·k₁ = 1·1 +
     0·1 = 1           q₁·k₂ = 0.5``), each as LaTeX (:func:`.plain.formula_line`); a part with words is none."""
     from .plain import formula_line
 
     out = []
-    for part in _BETWEEN.split(line):
+    code, comment = _uncommented(line)
+    code = re.sub(r"(?<=[\w)\]])'", "^T", code) if comment is not None or "'" in code else code
+    for part in _cut(code) + ([comment] if comment else []):
         pieces = [part]
         if part.count("=") > 1 and re.search(r"\),\s*[^\W\d]", part):  # q₁ = (1, 0), q₂ = (2, −1): two bindings
             pieces = re.split(r"(?<=\)),\s*(?=[^\W\d])", part)

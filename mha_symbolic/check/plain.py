@@ -50,7 +50,10 @@ def formula_line(text: str) -> str | None:
         return m.group(0) if name is None else {"d_model": "d_{model}"}.get(name, name)
 
     text = re.sub(r"(?<![\\{])\b[A-Za-z]+(?:_[A-Za-z]+)+\b", size, text)
+    text = text.replace("**", "^")  # code's power: 1024**2, d_k**0.5
     tex = normalise(re.sub(r"\s+\(\s*\d+\s*[×x]\s*\d+\s*\)\s*$", "", text.strip().rstrip(".,;")))  # "(4 × 2)"
+    tex = re.sub(r"(?<=\d)\s*x\s*(?=\d)", r" \\times ", tex)  # "(3 x 3) * (3 x 2) = 3 x 2": sizes by an ASCII x
+    tex = re.sub(r"(?<![*^])\*(?![*])", r" \\cdot ", tex)  # code's product: X * W_Q
     words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+|d_\{model\}", " ", tex))
     if any(w.lower() not in _VOCABULARY for w in words):
         return None
@@ -103,6 +106,7 @@ def formula_runs(text: str) -> list[str]:
 
 def math_words(tex: str) -> str:
     """Function names written as words in plain text (softmax, head, rank, min) as LaTeX commands."""
+    tex = re.sub(r"(?<![\\A-Za-z{])sqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", tex)  # sqrt(2), sqrt(d_k)
     tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head)(?![A-Za-z])", r"\\mathrm{\1}", tex)
     return re.sub(r"(?<![\\A-Za-z{])(min|max|exp|det)(?=\s*\()", r"\\\1", tex)
 
@@ -158,6 +162,8 @@ def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
             got = judge(doc, [source, sympy_latex(matrix)], ["approx" if m.group(2) == "≈" else "eq"], p.text,
                         read=[subject, doc.read(sympy_latex(matrix))])
     except (MHASymbolicError, ValueError, TypeError) as e:
+        if "unknown name" in str(e):
+            return False  # a name of the document's code, not of the model: the traced code's (judge_traced_shapes)
         emit(p.line, p.text, "unchecked", f"not read (never run): {str(e).splitlines()[0][:160]}")
         return True
     if got is not None:
@@ -169,7 +175,7 @@ def judge_code_prose(doc: DocumentModel, p: Any, emit: Any) -> bool:
 #: names quoted as code, then the shape they are said to have: "`Q1` and `K1` are 3×2", "`K1'` is 2×3"
 _SAID_SHAPE = re.compile(r"((?:`[^`]{1,40}`(?:\s*,\s*|\s+(?:and|und|y|et|e)\s+)?)+)\s+"
                          r"(?:is|are|ist|sind|es|son|est|sont)\s+(?:all\s+|both\s+|alle\s+|beide\s+)?(?:of\s+shape\s+)?"
-                         r"`?\(?(\d+)\s*[×x,]\s*(\d+)\)?`?(?![\d×x])")
+                         r"`?\(?(\d+(?:\s*[×x,]\s*\d+)+)\)?`?(?![\d×x])")
 
 
 def judge_traced_shapes(doc: DocumentModel, p: Any, emit: Any, pending: bool = False) -> None:
@@ -180,7 +186,8 @@ def judge_traced_shapes(doc: DocumentModel, p: Any, emit: Any, pending: bool = F
     that follows it, and is judged once that code is traced (``emit(p, status, ...)`` then, as a table row's)."""
     envs = [t.env for t in (doc.memory.get("octave"), doc.memory.get("tracer")) if t is not None]
     for m in _SAID_SHAPE.finditer(p.text):
-        shapes = []
+        said = tuple(int(x) for x in re.findall(r"\d+", m.group(2)))
+        shapes: list[tuple[str, tuple[int, ...]]] = []
         for name in re.findall(r"`([^`]+)`", m.group(1)):
             transposed = name.endswith("'") or name.endswith(".T")
             base = name.removesuffix("'").removesuffix(".T").strip()
@@ -193,18 +200,25 @@ def judge_traced_shapes(doc: DocumentModel, p: Any, emit: Any, pending: bool = F
             if len(found) != 1 or len(next(iter(found))) < 2 or not all(getattr(x, "is_Integer", False)
                                                                        for x in next(iter(found))):
                 break
-            rows, cols = (int(x) for x in next(iter(found))[-2:])  # a stack of matrices: each one's shape
-            shapes.append((name, (cols, rows) if transposed else (rows, cols)))
+            have = [int(x) for x in next(iter(found))]
+            if transposed:
+                have[-2:] = have[:-3:-1]
+            if len(said) == 2:  # a stack of matrices said to be 4 x 4: each one's shape
+                have = have[-2:]
+            shapes.append((name, tuple(have)))
         else:
-            said = (int(m.group(2)), int(m.group(3)))
             bad = [(name, have) for name, have in shapes if have != said]
             where = (p,) if pending else (p.line, p.text)
             if bad:
-                emit(*where, "wrong", f"{bad[0][0]} is {bad[0][1][0]} x {bad[0][1][1]} in the code, not "
-                     f"{said[0]} x {said[1]}", f"{bad[0][1][0]} x {bad[0][1][1]}", "shape", "traced")
+                emit(*where, "wrong", f"{bad[0][0]} is {_dims(bad[0][1])} in the code, not {_dims(said)}",
+                     _dims(bad[0][1]), "shape", "traced")
             elif shapes:
-                emit(*where, "correct", f"{', '.join(n for n, _ in shapes)}: {said[0]} x {said[1]} in the code", None,
+                emit(*where, "correct", f"{', '.join(n for n, _ in shapes)}: {_dims(said)} in the code", None,
                      "shape", "traced")
+
+
+def _dims(shape: tuple[int, ...]) -> str:
+    return " x ".join(map(str, shape))
 
 
 def _shape(doc: DocumentModel, subject: Any, rows: Any, cols: Any, name: str) -> tuple[str, Any]:

@@ -296,6 +296,9 @@ class Tracer:
             value = self.expr(node.value, env)
             self.check_comment(node, value, env)
             return value
+        if isinstance(node, ast.Return) and node.value is not None:  # return T.transpose(0, 2, 1, 3)  # (2, 8, 10, 64)
+            self.check_comment(node, self.expr(node.value, env), env)
+            return None
         if isinstance(node, ast.FunctionDef):
             env[node.name] = Function(node)
             self.user_prints = self.user_prints or _prints(node)
@@ -543,7 +546,14 @@ class Tracer:
             return self.index_notation(node.args, kw, env, False)
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp)):
-                base = self.expr(func.value, env)
+                try:
+                    base = self.expr(func.value, env)
+                except Unknown:
+                    if func.attr in ("view", "reshape") and node.args and not kw:  # T.reshape(batch, n, h, d_k)
+                        sizes = tuple(_size(s) for s in self.sizes(list(node.args), env))  # of an unknown T: the
+                        if all(isinstance(s, Integer) and s > 0 for s in sizes):  # shape it asks for, all given
+                            return Tensor(sizes)
+                    raise
                 return self.method(func.attr, base, node, kw, env)
         if path == "len" and node.args:
             v = self.expr(node.args[0], env)
@@ -842,6 +852,18 @@ class Tracer:
     def judge_arithmetic(self, line: int, comment: str) -> None:
         """``# 2 * 8 * 128 * 2 bytes = 4096 bytes = 4 KiB``: each side that is arithmetic (sizes the code bound may
         stand in it) is compared with the next; a side that is not arithmetic is left out."""
+        flow = _matmul_flow(comment)
+        if flow is not None:  # "# (2, 8, 10, 64) @ (2, 8, 64, 10) -> (2, 8, 10, 10)": the comment's own arithmetic
+            a, b, stated, got = flow
+            if got is None:
+                self.add(line, "wrong", f"{_shape_text(a)} @ {_shape_text(b)} cannot be multiplied ({a[-1]} columns "
+                         f"against {b[-2]} rows)", "shape")
+            elif got != stated:
+                self.add(line, "wrong", f"{_shape_text(a)} @ {_shape_text(b)} is {_shape_text(got)}, not "
+                         f"{_shape_text(stated)}", "shape", _shape_text(got))
+            else:
+                self.add(line, "correct", f"{_shape_text(a)} @ {_shape_text(b)} is {_shape_text(got)}", "shape")
+            return
         sides = _arithmetic_sides(comment)
         if sides is None:
             return
@@ -909,6 +931,9 @@ class Tracer:
         shapes = _result_shapes(comment)
         if name is None or not shapes:
             return
+        flow = _matmul_flow(comment)
+        if flow is not None and flow[3] is not None:  # the product of the shapes the comment multiplies, not the
+            shapes = [[str(x) for x in flow[3]]]  # result it writes (that is judged as the comment's arithmetic)
         try:
             sizes = tuple(self.claim_size(s, env) for s in shapes[0])
         except Unknown:
@@ -1434,6 +1459,35 @@ def _shapes_in(text: str) -> list[list[str]]:
         if entries is not None:
             out.append(entries)
     return out
+
+
+def _matmul_flow(comment: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...] | None
+                                        ] | None:
+    """``(2, 8, 10, 64) @ (2, 8, 64, 10) -> (2, 8, 10, 10)``: the two shapes a comment multiplies, the result it
+    writes and the product's shape (batch sizes broadcast as NumPy does; None when the inner sizes differ); None
+    when the comment holds no such product of numeric shapes.
+
+    >>> _matmul_flow("(2, 10, 64) @ (64, 512) -> (2, 10, 512)")[3], _matmul_flow("(4, 3) @ (2, 4) -> (4, 4)")[3]
+    ((2, 10, 512), None)
+    """
+    parts = re.split(r"->|→|=>|(?<![=<>!])=(?!=)", comment)
+    if len(parts) < 2 or "@" not in parts[-2]:
+        return None
+    factors = [_shapes_in(x) for x in parts[-2].split("@")]
+    result = _shapes_in(parts[-1])
+    if len(factors) != 2 or any(len(f) != 1 for f in factors) or len(result) != 1:
+        return None
+    try:
+        a, b, stated = (tuple(int(x) for x in shape) for shape in (factors[0][0], factors[1][0], result[0]))
+    except ValueError:
+        return None  # sizes by name: the tracer's to judge
+    if len(a) < 2 or len(b) < 2:
+        return None
+    try:
+        batch = tuple(int(x) for x in np.broadcast_shapes(a[:-2], b[:-2]))
+    except ValueError:
+        return a, b, stated, None
+    return a, b, stated, (batch + (a[-2], b[-1]) if a[-1] == b[-2] else None)
 
 
 def _result_shapes(comment: str) -> list[list[str]]:
