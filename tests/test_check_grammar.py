@@ -249,6 +249,15 @@ def test_a_statement_quoted_as_a_mistake_is_disowned():
     assert not disowned("So ") and not disowned("The terror of ") and not disowned("Here we write ")
 
 
+def test_an_estimate_is_hedged():
+    """The ``hedged`` form: words right before a ratio or an amount that make it an estimate."""
+    from mha_symbolic.check.prose import hedged
+
+    assert hedged("So roughly ") and hedged("which is about ") and hedged("costs ~")
+    assert not hedged("costs 65536 numbers, ") and not hedged("So ")
+    assert not hedged("an awesome ") and not hedged("thunder ")
+
+
 def test_every_rule_of_the_grammar_has_its_cases():
     # the rules that only hold parts of others (terms, bindings, names) are read through the forms above; the
     # start rules of the mood, of variants and of conclusions have tests of their own
@@ -256,7 +265,7 @@ def test_every_rule_of_the_grammar_has_its_cases():
              "requirement", "counterfactual", "regime", "conditional", "size_condition", "variant_link", "contrast",
              "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
-             "size_product", "rank_relation", "matrix", "factor", "disowned", "scaling", "moment_value",
+             "size_product", "rank_relation", "matrix", "factor", "disowned", "hedged", "scaling", "moment_value",
              "moment_number", "shape_subject", "subject_part", "shape"}
     assert _rules() - parts == set(CASES)
 

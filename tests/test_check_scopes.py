@@ -728,7 +728,8 @@ def test_flop_arithmetic_on_numbers_is_judged_whatever_the_model_fixes():
     doc = "- `QK^T`: `2*B*h*n*n*d_k = 2*4*8*128*128*64 = 67,108,864` FLOPs for the scores.\n"
     assert flags(doc) == []
     found = check_text(doc.replace("67,108,864", "33,554,432"), isolate=False).findings
-    assert [(f.line, f.status, f.expected) for f in found if f.status == "wrong"] == [(1, "wrong", "67108864")]
+    wrong = [(f.line, f.status, (f.expected or "").split()[0]) for f in found if f.status == "wrong"]
+    assert wrong and set(wrong) == {(1, "wrong", "67108864")}  # (the math reader and the FLOP reader agree)
 
 
 def test_a_value_claimed_with_approx_in_another_paragraph_is_another_example():

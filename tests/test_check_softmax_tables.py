@@ -124,7 +124,8 @@ def test_weights_of_exactly_zero_and_one_are_weights():
     ("Per layer: `2 * 24 * 1024 * 2 = 98304` bytes.", "correct"),
 ])
 def test_inline_code_that_holds_only_arithmetic_is_read_like_prose(line, status):
-    assert found(f"Memory.\n\n{line}\n") == [(3, status)]
+    got = found(f"Memory.\n\n{line}\n")
+    assert got and set(got) == {(3, status)}
 
 
 def test_inline_code_with_names_stays_code():

@@ -4,6 +4,7 @@ stated ones at the precision they are written with; sizes compared the same way.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -249,7 +250,7 @@ def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str
         places = _stated_places(tex[k], tex[k + 1], op)
         holds = _holds(a, b, op, places)
         if holds is False and raw is not None and op in ("eq", "approx") and \
-                _balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]):
+                (_balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]) or _corners_meet(tex[k], b, tex[k + 1])):
             holds = True  # 0.2119 + 0.5761 + 0.2119 = 1: rounded terms, whose exact sum may well be 1
         if holds is False:
             base = _other_log_base(a, b, op, places, tex[k] + tex[k + 1])
@@ -296,6 +297,47 @@ def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
     if A is None or B is None or len(A) != len(B):
         return False
     return all(x.overlaps(y) for x, y in zip(A, B, strict=True))
+
+
+def _corners_meet(side: str, stated: Any, stated_tex: str) -> bool:
+    """Numbers only (``0.6698 \\cdot (2, 0) + 0.3302 \\cdot (0, 4) \\approx (1.3395, 1.3210)``), whose reading
+    multiplies out before its decimals can be widened as balls: the side is read again with every rounded decimal
+    (three places or more, at most four of them) at either end of its interval, and each stated entry must lie
+    within the range of its corners, widened by half a unit of its own last place."""
+    from .balls import _DECIMAL, MIN_PLACES, half_unit
+
+    decimals = [m for m in _DECIMAL.finditer(side) if len(m.group(2)) >= MIN_PLACES]
+    target = _literal(stated)
+    bare = re.sub(r"\\(?:begin|end)\{\w+\}|\\[A-Za-z]+", "", side)  # numbers, matrices and operators only
+    if not decimals or len(decimals) > 4 or target is None or re.search(r"[A-Za-z]", bare) or \
+            not re.search(r"[-+*/]|\\cdot|\\times", side):  # (a bare decimal is a ball of its own: _balls_meet)
+        return False
+    values: list[Any] = []
+    for corner in itertools.product((-1, 1), repeat=len(decimals)):
+        text, at = "", 0
+        for sign, m in zip(corner, decimals, strict=True):
+            value = max(Rational(0), Rational(m.group(0)) + sign * half_unit(len(m.group(2))))
+            text += side[at:m.start()] + _decimal_text(value)
+            at = m.end()
+        try:
+            got = _literal(DocumentModel().read(text + side[at:]))
+        except (MHASymbolicError, ValueError, TypeError, AttributeError, RecursionError):
+            return False
+        if got is None or got.shape != target.shape:
+            return False
+        values.append(got)
+    slack = half_unit(_places(stated_tex))
+    return all(min(v[i] for v in values) - slack <= target[i] <= max(v[i] for v in values) + slack
+               for i in range(len(target)))
+
+
+def _decimal_text(value: Rational) -> str:
+    """An exact rational with a finite decimal expansion, written out (0.66975)."""
+    digits = 0
+    while (value * 10**digits).q != 1 and digits < 30:
+        digits += 1
+    whole = value * 10**digits
+    return f"{int(whole) // 10**digits}.{int(whole) % 10**digits:0{digits}d}" if digits else str(int(whole))
 
 
 def _stated_places(left: str, right: str, op: str) -> int | None:

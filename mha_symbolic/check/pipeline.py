@@ -495,7 +495,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 doc.last_subject = c.sides[0].strip()
             size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
             cases = sorted({v for name, v in _written_bindings(p.clause or "")
-                            if name.replace(" ", "") == c.sides[0].replace(" ", "")})  # as written: L is not n
+                            if re.sub(r"[{}\s]", "", name) == re.sub(r"[{}\s]", "", c.sides[0])})  # as written
+            # (L is not n; n_heads is n_{heads})
             if size is not None and len(c.sides) == 2 and c.sides[-1].strip().isdigit() and len(cases) > 1 and \
                     not _drawn(p):  # (values drawn as results, "so $d_k = 4$ and $d_k = 5$", are judged)
                 emit(p.line + c.row, c.text, "given", f"one of the values the sentence gives {size} "
@@ -680,7 +681,17 @@ def _failing_row(before: DocumentModel, c: Any) -> int:
         except (MHASymbolicError, ValueError, TypeError, ZeroDivisionError, AttributeError, IndexError, KeyError):
             break
         if got is not None and got[1][0] in ("wrong", "inconsistent"):
-            return c.side_rows[k - 1] if len(c.side_rows) >= k else c.row
+            culprit = k - 1  # the side that broke the chain; unless the chain holds without the side before it (a
+            if k >= 3:  # row that differs from both its neighbours, which agree: that row is the one to correct)
+                try:
+                    without = judge(scopes.with_sizes(before, {}), list(c.sides[:k - 2]) + [c.sides[k - 1]],
+                                    list(c.ops[:k - 3]) + [c.ops[k - 2]], c.text)
+                except (MHASymbolicError, ValueError, TypeError, ZeroDivisionError, AttributeError, IndexError,
+                        KeyError):
+                    without = None
+                if without is not None and without[1][0] == "correct":
+                    culprit = k - 2
+            return c.side_rows[culprit] if len(c.side_rows) > culprit else c.row
     return c.row
 
 
@@ -937,11 +948,13 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     binds nothing in the document and lasts to the end of the paragraph."""
     from dataclasses import replace
 
-    from .prose import conditional, conditions, counterfactual, size_condition
+    from .prose import conditional, conditions, counterfactual, opens_block, size_condition
     from .read import hypothetical, scope
 
     paragraph = p.sentence or ""
     clause = p.clause or paragraph
+    if opens_block(clause):  # "For $n = 1024$, $d = 512$:" sets the sizes of what follows, not of its own words
+        return doc, {}
     sizes = {k: v for k, v in scope(clause).items() if k in _LOCAL_SIZES}
     parts = [x.strip() for x in p.text.split("=")]
     own = {dim_name(x): int(parts[-1]) for x in parts[:-1]} if len(parts) > 1 and parts[-1].isdigit() else {}
@@ -995,9 +1008,9 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         or any(k in doc.constrained for k in sizes)
     if not sizes or not local:
         return doc, {}
-    for name, value in _size_bindings(clause):  # every size this example sets
-        if name in _LOCAL_SIZES:
-            sizes.setdefault(name, value)
+    for name, value in _size_bindings(clause):  # every size this example sets (a head width its d_model and h
+        if name in _LOCAL_SIZES and not (name in ("d_k", "d_v") and {"d_model", "h"} <= set(sizes)):  # derive: a
+            sizes.setdefault(name, value)  # result: "with d_model = 1024 and h = 16 one gets d_k = 64")
     copy = replace(doc, dims={k: v for k, v in doc.dims.items() if k not in ("d_k", "d_v")} | sizes,
                    values={k: v for k, v in doc.values.items() if k == "X"} if "h" not in sizes else
                    _resplit(doc, sizes["h"]),

@@ -778,6 +778,16 @@ def regime(before: str) -> bool:
     return bool(_terminal_patterns()["REGIME_WORD"].search(before))
 
 
+def hedged(before: str) -> bool:
+    """Do the words right before an amount or a ratio hedge it ("roughly ", "about ", "~")?  An estimate, not a value
+    to compute (the ``hedged`` form of the grammar).
+
+    >>> hedged("So roughly "), hedged("costs 65536 numbers, ")
+    (True, False)
+    """
+    return bool(_terminal_patterns()["HEDGE"].search(before[-16:]))
+
+
 def disowned(before: str) -> bool:
     """Do the words of a clause before a statement quote it as a mistake ("the most common mistake was writing ",
     "ein häufiger Fehler ist ")?  Then the statement is shown, not claimed (the ``disowned`` form of the grammar).
@@ -824,6 +834,22 @@ def size_condition(before: str, *, alone: bool = False) -> bool:
     (True, True, False)
     """
     return bool(_terminal_patterns()["SIZE_CONDITION_WORD"].search(before)) and (not alone or len(before.split()) == 1)
+
+
+def opens_block(clause: str) -> bool:
+    """Is the clause nothing but a condition of sizes that ends with a colon ("For $n = 1024$, $d = 512$:")?  It has
+    no claim of its own to bind them in: it states the sizes of what follows (a ``size_condition`` word, then the
+    bindings and their separators, and nothing else).
+
+    >>> opens_block("For $n = 1024$, $d = 512$:"), opens_block("For $n = 1024$ the cost is:")
+    (True, False)
+    """
+    text = clause.strip()
+    if not text.endswith(":") or "$" not in text:
+        return False
+    parts = [x.strip() for x in re.split(r"\$[^$]*\$", text[:-1])]
+    separator = _terminal_patterns()["BINDING_SEPARATOR"]
+    return size_condition(parts[0] + " ", alone=True) and all(not x or separator.fullmatch(x) for x in parts[1:])
 
 
 def linked(tail: str, *, defines: bool = False) -> bool:

@@ -31,7 +31,7 @@ with two different units is not read.
 
 from __future__ import annotations
 
-import functools
+import itertools
 import re
 
 from sympy import Rational
@@ -97,7 +97,13 @@ def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
     text = _SPANS.sub(_unwrapped, text)  # a chain never runs into or out of math or code
     text = re.sub(rf"§\s*(?:{_UNITS}(?![\w]))?\s*=\s*(?=\d)", " ", text)  # "$H T^2 \cdot 4$ bytes = 16 · ...": what
     # the chain after it evaluates, written in math: not a side of it
-    return [c for c in _chains(text) if tuple(c[0]) not in alone]
+    unitless = {tuple(_unitless(x) for x in sides) for sides in alone}  # "$2 \cdot 1024 = 2048$ bytes": the math
+    return [c for c in _chains(text) if tuple(c[0]) not in alone and tuple(_unitless(x) for x in c[0]) not in unitless]
+
+
+def _unitless(side: str) -> str:
+    """A side without the unit written after it (``2048 \text{bytes}``: 2048)."""
+    return re.sub(r"\s*\\text\{[^{}]*\}\s*$", "", side).strip()
 
 
 def _chains(text: str) -> list[tuple[list[str], list[str]]]:
@@ -155,23 +161,25 @@ def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str]
 
 
 def _rounded_meet(side: str, stated: Rational, places: int | None) -> bool:
-    """Does a product or sum of positive decimals, each standing for the interval it rounds from, reach the
-    stated value at its written precision ("0.33024 · 4 = 1.32095": the weight was rounded after the product was
-    computed)?  Only ``+`` and ``·`` (monotone in every operand); nothing else is widened."""
-    if not re.fullmatch(r"[\d.\s+]*(?:\\cdot[\d.\s+]*)*", side) or "." not in side:
+    """Does arithmetic of decimals, each standing for the interval it rounds from, reach the stated value at its
+    written precision ("0.33024 · 4 = 1.32095": the weight was rounded after the product was computed; "5 / 1.4142
+    ≈ 3.5355": the divisor is a rounded root)?  Every decimal is moved to either end of its interval (at most six
+    decimals: 64 corners); a side of ``+ - · /`` in which each decimal stands once takes its extremes there."""
+    if not re.fullmatch(r"[\d.\s+\-/()]*(?:\\cdot[\d.\s+\-/()]*)*", side) or "." not in side:
         return False
-    def widened(m: re.Match[str], sign: int) -> str:
-        number = m.group(0)
-        if "." not in number:
-            return number
-        return f"({Rational(number) + sign * Rational(1, 2 * 10 ** len(number.split('.')[1]))})"
-
-    ends = []
-    for sign in (-1, 1):
-        text = re.sub(r"\d+(?:\.\d+)?", functools.partial(widened, sign=sign), side)
+    decimals = list(re.finditer(r"\d+\.\d+", side))
+    if not decimals or len(decimals) > 6:
+        return False
+    values = []
+    for corner in itertools.product((-1, 1), repeat=len(decimals)):
+        text, at = "", 0
+        for sign, m in zip(corner, decimals, strict=True):
+            half = Rational(1, 2 * 10 ** len(m.group(0).split(".")[1]))
+            text += side[at:m.start()] + f"({Rational(m.group(0)) + sign * half})"
+            at = m.end()
         try:
-            ends.append(Rational(str(arithmetic_value(text, {}))))
+            values.append(Rational(str(arithmetic_value(text + side[at:], {}))))
         except (ValueError, ZeroDivisionError, TypeError, RecursionError):
             return False
     slack = Rational(1, 2 * 10 ** places) if places else Rational(0)
-    return bool(ends[0] - slack <= stated <= ends[1] + slack)
+    return bool(min(values) - slack <= stated <= max(values) + slack)

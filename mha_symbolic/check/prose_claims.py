@@ -29,6 +29,7 @@ no verdict.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Any
 
 from ..errors import MHASymbolicError
@@ -39,16 +40,20 @@ from .prose import (
     Constraint,
     MomentClaim,
     RankClaim,
+    RatioClaim,
     Setting,
     _plain,
     _sentences,
+    hedged,
     holds,
     hypothetical,
     read,
+    variants,
 )
 
 #: the words an axis or a rank claim holds (prose.lark's terminals)
-_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "VARIANCE_WORD", "SD_WORD")
+_CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "VARIANCE_WORD", "SD_WORD", "UNIT_FRACTION", "SMALLER",
+                "BY_A_FACTOR_OF", "X_REDUCTION")
 
 __all__ = ["judge_prose_claims", "judge_weight_rows", "document_axes"]
 
@@ -83,6 +88,7 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
             continue
         statements = [s for _, s in read(plain)]
         out += _moments(doc, statements, sentence, _plain(text))  # each moment on the line it is written on
+        out += _amount_ratios(plain, _plain(text))  # and each ratio of two amounts it writes (in any mood)
         if not line_at <= at < line_at + len(text):
             continue  # the sentence starts on another line: its other claims are judged there
         if any(isinstance(s, (Condition, Constraint)) for s in statements) or hypothetical(sentence):
@@ -92,6 +98,52 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
                 out += _axis(doc, s, sentence)
             elif isinstance(s, RankClaim):
                 out += _rank(doc, s)
+    return out
+
+
+#: a number as the plain text writes it (math unwrapped: 65536, 262144, 1.5)
+_NUMBER = re.compile(r"(?<![\w.^])\d+(?:\.\d+)?(?![\w.^])")
+
+
+def _amount_ratios(plain: str, line: str | None = None) -> list[Verdict]:
+    """"costs 65,536 numbers, an eighth of the 512^2 = 262,144 a full form needs": a ratio stated between two amounts
+    the sentence writes, the one just before it and the one just after it (the value a chain there ends with), when
+    the sentence names no variant of attention (a ratio of KV caches is :mod:`.counts`'s) and does not hedge it
+    ("roughly a third of").  Both amounts must be written right beside the ratio; anything else is left alone.  With
+    ``line`` (plain), only a ratio written on that line.
+
+    >>> [v[0] for v in _amount_ratios("costs 65,536 numbers, a quarter of the 512^2 = 262,144 of a full form")]
+    ['correct']
+    >>> [v[:3] for v in _amount_ratios("costs 65536 numbers, an eighth of the 512^2 = 262144 of a full form")]
+    [('wrong', '262144 / 65536 = 4: a quarter, not 1/8', '4')]
+    """
+    if variants(plain):
+        return []
+    out: list[Verdict] = []
+    for at, claim in read(plain):
+        if not isinstance(claim, RatioClaim) or hedged(plain[:at]) or line is not None and \
+                " ".join(claim.text.split()) not in " ".join(line.split()):
+            continue
+        grouped = re.compile(r"(?<=\d)[,\u202f\u2009 ](?=\d{3}(?!\d))")  # 65,536 is one number
+        before = re.fullmatch(r".*?(\d+(?:\.\d+)?)\s*[A-Za-z]*\s*,?\s*", grouped.sub("", plain[max(0, at - 40):at]),
+                              re.S)
+        after = grouped.sub("", plain[at + len(claim.text):at + len(claim.text) + 40])
+        chain = re.match(r"\s*(?:the\s+|a\s+)?([\d^*·. ]+(?:=\s*[\d.]+)*)", after)
+        if before is None or chain is None or not _NUMBER.search(chain.group(1).split("=")[-1]):
+            continue
+        small, large = Fraction(before.group(1)), Fraction(_NUMBER.findall(chain.group(1).split("=")[-1])[-1])
+        if small < 2 or large <= small or "." in before.group(1) + chain.group(1):
+            continue  # whole amounts only: a rounded one's ratio is not exact
+        factor, said = large / small, Fraction(claim.factor)
+        shown = str(factor) if factor.denominator == 1 else f"{float(factor):.4g}"
+        words = {2: "a half", 3: "a third", 4: "a quarter", 8: "an eighth"}
+        name = words.get(int(factor), f"1/{shown}") if factor.denominator == 1 else f"1/{shown}"
+        if factor == said:
+            out.append(("correct", f"{large} / {small} = {shown}: {claim.text} the amount after it", None, "number",
+                        "computed"))
+        else:
+            out.append(("wrong", f"{large} / {small} = {shown}: {name}, not 1/{claim.factor}", shown, "number",
+                        "computed"))
     return out
 
 

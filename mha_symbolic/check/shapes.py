@@ -56,10 +56,60 @@ def _contradiction(subject: Any, message: str, got: str) -> tuple[str, str, str 
     return "wrong", message, got, "proven"
 
 
+def _declared_in_sizes(doc: DocumentModel, name: str, stated: tuple[Any, ...]
+                       ) -> tuple[str, str, str | None, str] | None:
+    """A matrix of the document's own declared earlier in sizes only (``W_O^{(i)} \\in \\mathbb{R}^{d_v \\times d}``),
+    now stated with numbers: the earlier shape at the sizes in force, against the stated one (``inconsistent`` when
+    they differ); None when it was not so declared, or a size is not fixed."""
+    before = doc.declared.get(name)
+    if before is None or len(before) != len(stated) or any(
+            getattr(as_sympy(x), "free_symbols", None) == set() for x in before):
+        return None  # (a declaration with a number in it, n x 512, belongs to its own example)
+    now = tuple(as_sympy(_size(doc, x)) for x in before)
+    said = tuple(as_sympy(x) for x in stated)
+    if not all(x.is_Integer for x in now + said) or now == said:
+        return None
+    return ("inconsistent", f"{name} was declared {before[0]} x {before[1]} (line {doc.bound_line.get(name, '?')}), "
+            f"which is {now[0]} x {now[1]} with the sizes in force, not {said[0]} x {said[1]}",
+            f"{now[0]} x {now[1]}", "proven")
+
+
+def _set_sizes(doc: DocumentModel, tex: str) -> tuple[Any, ...] | None:
+    r"""``\mathbb{R}^{h \times n \times n}``: its sizes with the document's (None when not such a set, or a size is
+    not fixed)."""
+    from .arithmetic import arithmetic_value
+
+    m = re.fullmatch(r"\s*(?:\\mathbb\{R\}|ℝ)\s*\^\s*\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}\s*", tex)
+    if m is None:
+        return None
+    try:
+        return tuple(arithmetic_value(x, doc.known_dims()) for x in re.split(r"\\times|×", m.group(1)))
+    except (ValueError, ZeroDivisionError, TypeError, RecursionError):
+        return None
+
+
+def _equal_sets(doc: DocumentModel, tex: list[str], where: int) -> tuple[str, str, str | None, str] | None:
+    r"""``S \in \mathbb{R}^{h \times n \times n} = \mathbb{R}^{4 \times 3 \times 3}``: the sets after the membership
+    are one set written twice, its sizes by name and by value; compared with the document's sizes (of any number of
+    axes).  None when they are not all such sets."""
+    sets = [_set_sizes(doc, t) for t in tex[where + 1:]]
+    if len(sets) < 2 or any(x is None for x in sets):
+        return None
+    shown = [" x ".join(str(v) for v in x or ()) for x in sets]
+    if len(set(sets)) == 1:
+        return "correct", f"{tex[where + 1].strip()} is R^{{{shown[0]}}} with the document's sizes", None, "computed"
+    return ("wrong", f"{tex[where + 1].strip()} is R^{{{shown[0]}}} with the document's sizes, not R^{{{shown[1]}}}",
+            shown[0], "computed")
+
+
 def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str]:
     where = next((k for k, op in enumerate(ops) if op == "in"), None)
     if where is None:
         return "unchecked", "a set other than R^{a x b}", None, ""
+    if len(tex) > where + 2 and all(op == "eq" for op in ops[where + 1:]):
+        equal = _equal_sets(doc, tex, where)
+        if equal is not None and (equal[0] == "wrong" or stated_shape(tex[where + 1]) is None):
+            return equal
     shape_tex = stated_shape(tex[where + 1])
     if shape_tex is None:
         return "unchecked", f"not a matrix shape: {tex[where + 1]}", None, ""
@@ -107,6 +157,9 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
 
             stacked = stacked_shape(doc, tex[where], stated)
             if stacked is None and isinstance(subject, Symbol) and subject.name not in doc.definitions:
+                earlier = _declared_in_sizes(doc, subject.name, stated)
+                if earlier is not None:  # W_O^{(i)} in R^{d_v x d} earlier, 512 x 64 now with d_v = 64, d = 512
+                    return earlier
                 # W_Q in R^{d x d_k} of one head; C in R^{h d_v x n}; h in R^{4 x 3}, a size's letter made a matrix
                 # kept in the sizes as written (n x 512): another example's n gives it another shape
                 doc.declared[subject.name] = tuple(doc.read(t) for t in shape_tex)
@@ -219,7 +272,7 @@ def shape_product(tex: str) -> list[tuple[str, str]] | None:
         m = re.fullmatch(_PAIR, t)
         return [(m.group(1), m.group(2))] if m and "," not in t else None
     pairs = re.findall(r"\(([^()]+)\)", t)
-    if re.sub(r"\([^()]+\)|\\times|×|\\cdot", "", t).strip() or not pairs:
+    if re.sub(r"\([^()]+\)|\\times|×|\\cdot|\*", "", t).strip() or not pairs:  # (3 x 3) * (3 x 2) too
         return None
     out = []
     for p in pairs:

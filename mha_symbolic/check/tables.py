@@ -225,13 +225,20 @@ def _relations(rows: list[Any], emit: Any) -> bool:
                     if op in "+*" and a > b:
                         continue
                     got = [_apply(op, spans[a][k], spans[b][k]) for k in range(len(kept))]
-                    fits = [lo <= spans[c][k][1] and spans[c][k][0] <= hi for k, (lo, hi) in enumerate(got)]
                     name = f"{_header(rows, c)} = {_header(rows, a)} {op.replace('*', 'x')} {_header(rows, b)}"
-                    if all(fits):
-                        holding.append(name)
-                    elif fits.count(False) == 1 and fits.count(True) >= (3 if counts[c] else 2):
-                        k = fits.index(False)
-                        failing.append((name, k, *got[k]))
+                    _fit(name, got, spans[c], 3 if counts[c] else 2, holding, failing)
+                    if op == "*" and not counts[c]:  # bytes = L x d_model x 4: a product and a unit's factor
+                        for factor in _UNIT_FACTORS:
+                            scaled = [(lo * factor, hi * factor) for lo, hi in got]
+                            _fit(f"{name} x {factor}", scaled, spans[c], 3, holding, failing)
+        for a in spans:  # KiB = bytes / 1024, fp32 = fp16 x 2: one column and a unit's factor, three rows agreeing
+            if a >= c or counts[a] or counts[c] or max(hi for j in (a, c) for _, hi in spans[j]) < 100:
+                continue
+            for factor in _UNIT_FACTORS:
+                for op in "*/":
+                    got = [_apply(op, spans[a][k], (Fraction(factor), Fraction(factor))) for k in range(len(kept))]
+                    _fit(f"{_header(rows, c)} = {_header(rows, a)} {op.replace('*', 'x')} {factor}", got, spans[c], 3,
+                         holding, failing)
         for k in range(len(kept)):
             if holding:
                 verdicts.setdefault(kept[k], ("correct", f"{holding[0]}, as in every row of the table"))
@@ -243,6 +250,22 @@ def _relations(rows: list[Any], emit: Any) -> bool:
     for k, (status, message) in sorted(verdicts.items()):
         emit(rows[k], status, message, None, "number", "computed")
     return bool(verdicts)
+
+
+#: the factors a table converts amounts by: bytes per element (2, 4, 8), binary and decimal units
+_UNIT_FACTORS = (2, 4, 8, 1000, 1024, 1000**2, 1024**2, 1000**3, 1024**3)
+
+
+def _fit(name: str, got: list[tuple[Fraction, Fraction]], column: list[tuple[Fraction, Fraction]], agreeing: int,
+         holding: list[str], failing: list[tuple[str, int, Fraction, Fraction]]) -> None:
+    """Record the relation ``name`` (its value in each row, ``got``) as holding in every row of ``column``, or as
+    failing in one row while at least ``agreeing`` others agree."""
+    fits = [lo <= column[k][1] and column[k][0] <= hi for k, (lo, hi) in enumerate(got)]
+    if all(fits):
+        holding.append(name)
+    elif fits.count(False) == 1 and fits.count(True) >= agreeing:
+        k = fits.index(False)
+        failing.append((name, k, *got[k]))
 
 
 def _span(cell: str) -> tuple[Fraction, Fraction, Fraction] | None:
