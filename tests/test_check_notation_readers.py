@@ -178,3 +178,42 @@ def test_a_matrix_declared_in_sizes_then_stated_in_numbers(block, status):
            "$W_O^{(i)} \\in \\mathbb{R}^{d_v\\times d}$.\n\n"
            f"So each block $W_O^{{(i)}}$ is ${block}$.\n")
     assert status in statuses(doc, 3) and ("inconsistent" in statuses(doc, 3)) == (status == "inconsistent")
+
+
+TOY = ("# Shapes\n\n## The configuration\n\n- d_model = 768\n- h = 12 heads\n- dₖ = d_model / h = 768 / 12 = 64\n"
+       "- sequence length n = 1024\n\n## A toy head\n\nShrink to a toy head with dₖ = 4 so the arithmetic fits.\n"
+       "Scale by √dₖ = √4 = 2.\n\n## The variance\n\nq·k is a sum of dₖ = 64 products.\n\n"
+       "At n = 4096 the matrix is 16× bigger.\n\n| step | shape |\n|---|---|\n| X | {shape} |\n")
+
+
+@pytest.mark.parametrize("shape, status", [("1024×768", "correct"), ("1024×512", "inconsistent")])
+def test_a_toy_example_in_a_section_of_its_own_and_the_main_example_after_it(shape, status):
+    doc = TOY.format(shape=shape)
+    assert "wrong" not in statuses(doc, 12) + statuses(doc, 17) + statuses(doc, 19)
+    assert statuses(doc, 23)[-1] == status  # with the main example's n = 1024, d_model = 768 again
+
+
+@pytest.mark.parametrize("gflop, status", [("1.61", "correct"), ("1.71", "wrong")])
+def test_an_amount_of_work_in_a_prose_chain(gflop, status):
+    doc = f"All 12 heads: 12 × 134,217,728 = 1,610,612,736 ≈ {gflop} GFLOP.\n"
+    assert [s for s in statuses(doc, 1) if s != "given"] == [status]
+
+
+@pytest.mark.parametrize("approx, status", [("1{,}34", "correct"), ("1{,}54", "wrong")])
+def test_scientific_notation_with_cdot_at_its_significant_digits(approx, status):
+    doc = (f"Nas 32 camadas: $32 \\cdot 41\\,943\\,040 = 1\\,342\\,177\\,280 \\approx {approx} \\cdot 10^9$ "
+           "parâmetros.\n")
+    assert statuses(doc, 1) == [status]
+
+
+@pytest.mark.parametrize("ratio, status", [("64 / 64 = 1", "correct"), ("64 / 8 = 8", "wrong")])
+def test_a_moment_written_as_a_plain_formula_in_a_sentence(ratio, status):
+    doc = f"We use $d_k = 64$.\n\nAfter scaling: Var(q·k / √dₖ) = {ratio}, standard deviation {ratio[-1]}.\n"
+    assert statuses(doc, 3) == [status]
+
+
+def test_a_size_after_an_operator_is_not_set():
+    from mha_symbolic.check.read import settings
+
+    assert settings("The two are equal when 4n²d_model = 8n·d_model², i.e. n = 2·d_model = 1536.") == []
+    assert [s.value for s in settings("We use d_model = 768 and h = 12.")] == [768, 12]

@@ -392,8 +392,8 @@ def _outputs(outputs: Any, source: str, cell: int) -> list[Piece]:
     printed = [k for k, item in enumerate(items) if not item[4] and item[3] is not None]
     names = dict(zip(printed, calls, strict=True)) if len(printed) == len(calls) else {}
     return [Piece("output", t, line, cell, output=True, value=value,
-                  name=label or (last if result else names.get(k)))
-            for k, (line, t, label, value, result) in enumerate(items)]
+                  name=label or (last if result else names.get(k)), matrix_lines=matrix_lines(t, line))
+            for k, (line, t, label, value, result) in enumerate(items)]  # (a printed matrix: its rows' lines)
 
 
 def _notebook_data(src: str, name: str, strict: bool) -> dict[str, Any] | None:

@@ -35,13 +35,16 @@ Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
 
 def _places(tex: str) -> int | None:
     """Decimal places of the most precise number written in ``tex``; a number in scientific notation counts its
-    significant digits: ``1.07 \\times 10^{9}`` is written to 10^7 (places -7), ``3 \\times 10^{-3}`` to 3 places.
+    significant digits: ``1.07 \\times 10^{9}`` (or ``\\cdot 10^{9}``) is written to 10^7 (places -7),
+    ``3 \\times 10^{-3}`` to 3 places.
 
     >>> _places("0.25"), _places(r"1.07 \\times 10^{9}"), _places("2.5e-3"), _places(r"1 \\times 10^{-3}"), _places("7")
     (2, -7, 4, 3, None)
+    >>> _places(r"1.34 \\cdot 10^9")
+    -7
     """
     found, sci = [], []
-    for m in re.finditer(r"(\d+)(?:\.(\d+))?\s*(?:[eE]|\\times\s*10\^\{?)\s*([-+]?\d+)", tex):
+    for m in re.finditer(r"(\d+)(?:\.(\d+))?\s*(?:[eE]|\\(?:times|cdot)\s*10\^\{?)\s*([-+]?\d+)", tex):
         found.append(len(m.group(2) or "") - int(m.group(3)))
         sci.append(m.span())
     found += [len(m.group(1)) for m in re.finditer(r"\d\.(\d+)", tex)

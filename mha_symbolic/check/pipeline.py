@@ -329,9 +329,10 @@ def _states_width_relation(pieces: list[Any]) -> bool:
             pairs = [(a, b) for c in chains(p.text) for a in c.sides for b in c.sides if a is not b]
         elif p.kind == "code" and p.name and "=" in p.text:
             pairs = [(p.name, p.text.split("=", 1)[1])]
-        elif p.kind == "prose" and "=" in p.text:  # a name is at most 40 characters: linear in the text
-            pairs = [(a, b) for m in re.finditer(r"([A-Za-z][\w{}\\]{0,40})\s*=\s*([^=,;$`]+)", p.text)
-                     for a, b in [m.groups()]]
+        elif p.kind == "prose" and "=" in p.text:  # a chain written in plain text: "dₖ = d_v = d_model / h = 64"
+            from .read import normalise
+
+            pairs = [(a, b) for c in chains(normalise(p.text)) for a in c.sides for b in c.sides if a is not b]
         else:
             continue
         for a, b in pairs:
@@ -583,7 +584,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     elif p.kind == "prose":
         from .plain import formula_line, formula_runs, judge_code_prose, judge_traced_shapes
 
-        doc.return_to(_sentence_sizes(p.text))  # it restates an earlier example's sizes: it speaks of that one again
+        doc.return_to(_sentence_sizes(p.text) or _plain_sizes(p.text))  # it restates an earlier example's sizes: it
+        # speaks of that one again
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
         calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
@@ -610,8 +612,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             for run in formula_runs(p.text):  # "so det(QKᵀ) = 0 and rank(QKᵀ) = 2": formulas inside the sentence,
                 bare = re.sub(r"\\[A-Za-z]+|\^\s*\{?\s*(?:T|\\top)\s*\}?", " ", run)  # QK^T: the matrices Q and K
                 matrices = set(re.findall(r"[A-Z](?:_\{?\w+\}?)?", bare))
-                if "bmatrix" not in run and not (matrices and all(x.replace("{", "").replace("}", "") in
-                                                                  here.definitions for x in matrices)):
+                moment = re.match(r"\s*(?:Var|std|Std)\s*\(", run)  # Var(q·k / √d_k) = 64 / 64 = 1: the lemma's
+                if "bmatrix" not in run and not moment and not (matrices and all(
+                        x.replace("{", "").replace("}", "") in here.definitions for x in matrices)):
                     continue  # only what the sentence computes from numbers it writes or matrices the document gave
                 for c in chains(run):  # judged on a copy: what a sentence defines or binds is the grammar's to read
                     if len(c.sides) == 2 and re.fullmatch(r"\s*[A-Za-z][\w{}\\]*\s*", c.sides[0]) and \
@@ -1059,6 +1062,17 @@ def _sentence_sizes(sentence: str) -> dict[str, int]:
             name = dim_name(c.sides[0]) if len(c.sides) == 2 and c.ops == ("eq",) else None
             if name is not None and c.sides[1].strip().isdigit():
                 found.setdefault(name, int(c.sides[1]))
+    return found
+
+
+def _plain_sizes(text: str) -> dict[str, int]:
+    """The sizes a line of plain prose states (``dₖ = 64``, "d_model = 768"), by the grammar: the first value of
+    each."""
+    from .read import settings
+
+    found: dict[str, int] = {}
+    for s in settings(text) if "$" not in text else []:
+        found.setdefault(s.name, s.value)
     return found
 
 

@@ -38,11 +38,11 @@ from sympy import Rational
 
 from ..statements._base import agrees
 from .arithmetic import arithmetic_value
-from .units import _BINARY, _DECIMAL, judge_amounts
+from .units import _BINARY, _DECIMAL, _FLOPS, judge_amounts
 
 __all__ = ["prose_chains", "judge_prose_amounts"]
 
-_UNITS = "(?:" + "|".join(sorted([*_BINARY, *_DECIMAL], key=len, reverse=True)) + ")"  # units.py's units
+_UNITS = "(?:" + "|".join(sorted([*_BINARY, *_DECIMAL, *_FLOPS], key=len, reverse=True)) + ")"  # units.py's units
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e\d{1,2}(?![\w.]))?"  # 54e9: 54 x 10^9
 _TERM = rf"(?:{_NUM})(?:\s*{_UNITS}(?![\w]))?"
 _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"

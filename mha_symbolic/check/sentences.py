@@ -55,7 +55,7 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         emit(p.line, p.text, "given", f"the sentence compares {name} = {values}: it binds none of them",
              kind="setting")
     for s in (x for x in said if x.name not in compared):
-        _setting(doc, p, emit, s.name, int(s.value))
+        _setting(doc, p, emit, s.name, int(s.value), s.text)
     _shapes(doc, p, emit)  # after the sizes the line sets ("d_model = 4 y ... X ∈ ℝ^{3×4}")
 
 
@@ -102,10 +102,25 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
 
 
-def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int) -> None:
+def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said: str = "") -> None:
     """A size the line sets (in words or in inline code): bound, or another example's (in a paragraph of its own),
-    or a condition of its sentence, or restated -- and ``inconsistent`` only against its own paragraph."""
+    or a condition of its sentence, or restated -- and ``inconsistent`` only against its own paragraph.  ``said``:
+    the binding as written ("n = 4096"), whose clause may open with the word of a condition ("At n = 4096 the
+    matrix is 16x bigger": that sentence's size, as ``At $n = 4096$`` is in math)."""
+    from . import scopes
+    from .prose import size_condition
+
     known = doc.known_dims().get(name)
+    clause = p.clause or p.text
+    at = clause.find(said) if said else -1
+    if known not in (None, value) and at >= 0 and size_condition(re.split(r"[.;:!?]\s", clause[:at])[-1],
+                                                                  alone=True):
+        emit(p.line, p.text, "given", f"a condition of this sentence only ({name} = {value}; {known} elsewhere)",
+             kind="setting")
+        return
+    if known is None and name in ("d_k", "d_v") and not doc.own_width and \
+            scopes.model_sizes(doc).get(name) not in (None, value):
+        doc.new_example(name, value)  # a head width against d_model / h in a later section: another example
     if name == "h" and known not in (None, value) and doc.known_dims().get("g") == value:
         return  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
     from .prose import variants
