@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -41,7 +42,7 @@ from sympy.matrices.expressions import MatrixExpr
 from ..errors import MHASymbolicError
 from ..rank.certify import to_arb, working_precision
 
-__all__ = ["written_radii", "ball_entries", "half_unit"]
+__all__ = ["written_radii", "ball_entries", "half_unit", "corners"]
 
 #: bits of working precision: far more than any written decimal, so the radius is the rounding, not ours
 _PREC = 128
@@ -75,6 +76,37 @@ def written_radii(tex: str) -> dict[Rational, Rational]:
         radius = half_unit(len(m.group(2))) * (1 - Rational(1, 2**20))
         out[value] = max(out.get(value, Rational(0)), radius)
     return out
+
+
+def corners(side: str, min_places: int = 1, most: int = 6) -> list[str] | None:
+    """The side written again with every decimal of ``min_places`` places or more at either end of the interval it
+    rounds from (never below 0), one text per corner; None when it holds none or more than ``most`` of them.  A side
+    of ``+ - · /`` in which each decimal stands once takes its extremes at these corners.
+
+    >>> corners("5 / 1.4142")
+    ['5 / 1.41415', '5 / 1.41425']
+    """
+    decimals = [m for m in _DECIMAL.finditer(side) if len(m.group(2)) >= min_places]
+    if not decimals or len(decimals) > most:
+        return None
+    out = []
+    for corner in itertools.product((-1, 1), repeat=len(decimals)):
+        text, at = "", 0
+        for sign, m in zip(corner, decimals, strict=True):
+            value = max(Rational(0), Rational(m.group(0)) + sign * half_unit(len(m.group(2))))
+            text += side[at:m.start()] + _decimal_text(value)
+            at = m.end()
+        out.append(text + side[at:])
+    return out
+
+
+def _decimal_text(value: Rational) -> str:
+    """An exact rational with a finite decimal expansion, written out (0.66975)."""
+    digits = 0
+    while (value * 10**digits).q != 1 and digits < 30:
+        digits += 1
+    whole = value * 10**digits
+    return f"{int(whole) // 10**digits}.{int(whole) % 10**digits:0{digits}d}" if digits else str(int(whole))
 
 
 def _arb_rational(q: Rational) -> Any:

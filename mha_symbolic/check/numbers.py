@@ -4,7 +4,6 @@ stated ones at the precision they are written with; sizes compared the same way.
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any
 
@@ -304,26 +303,21 @@ def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
 
 def _corners_meet(side: str, stated: Any, stated_tex: str) -> bool:
     """Numbers only (``0.6698 \\cdot (2, 0) + 0.3302 \\cdot (0, 4) \\approx (1.3395, 1.3210)``), whose reading
-    multiplies out before its decimals can be widened as balls: the side is read again with every rounded decimal
-    (three places or more, at most four of them) at either end of its interval, and each stated entry must lie
+    multiplies out before its decimals can be widened as balls: the side is read again at every corner of its rounded
+    decimals (three places or more, at most four of them: :func:`.balls.corners`), and each stated entry must lie
     within the range of its corners, widened by half a unit of its own last place."""
-    from .balls import _DECIMAL, MIN_PLACES, half_unit
+    from .balls import MIN_PLACES, corners, half_unit
 
-    decimals = [m for m in _DECIMAL.finditer(side) if len(m.group(2)) >= MIN_PLACES]
     target = _literal(stated)
     bare = re.sub(r"\\(?:begin|end)\{\w+\}|\\[A-Za-z]+", "", side)  # numbers, matrices and operators only
-    if not decimals or len(decimals) > 4 or target is None or re.search(r"[A-Za-z]", bare) or \
+    texts = corners(side, MIN_PLACES, most=4)
+    if texts is None or target is None or re.search(r"[A-Za-z]", bare) or \
             not re.search(r"[-+*/]|\\cdot|\\times", side):  # (a bare decimal is a ball of its own: _balls_meet)
         return False
     values: list[Any] = []
-    for corner in itertools.product((-1, 1), repeat=len(decimals)):
-        text, at = "", 0
-        for sign, m in zip(corner, decimals, strict=True):
-            value = max(Rational(0), Rational(m.group(0)) + sign * half_unit(len(m.group(2))))
-            text += side[at:m.start()] + _decimal_text(value)
-            at = m.end()
+    for text in texts:
         try:
-            got = _literal(DocumentModel().read(text + side[at:]))
+            got = _literal(DocumentModel().read(text))
         except (MHASymbolicError, ValueError, TypeError, AttributeError, RecursionError):
             return False
         if got is None or got.shape != target.shape:
@@ -332,15 +326,6 @@ def _corners_meet(side: str, stated: Any, stated_tex: str) -> bool:
     slack = half_unit(_places(stated_tex))
     return all(min(v[i] for v in values) - slack <= target[i] <= max(v[i] for v in values) + slack
                for i in range(len(target)))
-
-
-def _decimal_text(value: Rational) -> str:
-    """An exact rational with a finite decimal expansion, written out (0.66975)."""
-    digits = 0
-    while (value * 10**digits).q != 1 and digits < 30:
-        digits += 1
-    whole = value * 10**digits
-    return f"{int(whole) // 10**digits}.{int(whole) % 10**digits:0{digits}d}" if digits else str(int(whole))
 
 
 def _stated_places(left: str, right: str, op: str) -> int | None:

@@ -31,7 +31,6 @@ with two different units is not read.
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from sympy import Rational
@@ -163,23 +162,15 @@ def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str]
 def _rounded_meet(side: str, stated: Rational, places: int | None) -> bool:
     """Does arithmetic of decimals, each standing for the interval it rounds from, reach the stated value at its
     written precision ("0.33024 · 4 = 1.32095": the weight was rounded after the product was computed; "5 / 1.4142
-    ≈ 3.5355": the divisor is a rounded root)?  Every decimal is moved to either end of its interval (at most six
-    decimals: 64 corners); a side of ``+ - · /`` in which each decimal stands once takes its extremes there."""
-    if not re.fullmatch(r"[\d.\s+\-/()]*(?:\\cdot[\d.\s+\-/()]*)*", side) or "." not in side:
+    ≈ 3.5355": the divisor is a rounded root)?  Evaluated at every corner of its decimals (:func:`.balls.corners`)."""
+    from .balls import corners
+
+    texts = corners(side) if re.fullmatch(r"[\d.\s+\-/()]*(?:\\cdot[\d.\s+\-/()]*)*", side) else None
+    if texts is None:
         return False
-    decimals = list(re.finditer(r"\d+\.\d+", side))
-    if not decimals or len(decimals) > 6:
+    try:
+        values = [Rational(str(arithmetic_value(text, {}))) for text in texts]
+    except (ValueError, ZeroDivisionError, TypeError, RecursionError):
         return False
-    values = []
-    for corner in itertools.product((-1, 1), repeat=len(decimals)):
-        text, at = "", 0
-        for sign, m in zip(corner, decimals, strict=True):
-            half = Rational(1, 2 * 10 ** len(m.group(0).split(".")[1]))
-            text += side[at:m.start()] + f"({Rational(m.group(0)) + sign * half})"
-            at = m.end()
-        try:
-            values.append(Rational(str(arithmetic_value(text + side[at:], {}))))
-        except (ValueError, ZeroDivisionError, TypeError, RecursionError):
-            return False
     slack = Rational(1, 2 * 10 ** places) if places else Rational(0)
     return bool(min(values) - slack <= stated <= max(values) + slack)
