@@ -528,16 +528,13 @@ class DocumentModel:
         elsewhere is another configuration, never a contradiction.  Everything the document said is then
         forgotten (sizes, values, definitions); only a scope that binds a size twice contradicts itself.  A head
         width the document derives (d_model / h) starts another example only when ``computed`` from other sizes
-        in the statement itself (``d_k = 512/16 = 32``) or stated in a later section than both; a bare ``d_k = 5``
-        where they were set is judged against d_model / h."""
+        in the statement itself (``d_k = 512/16 = 32``); a bare ``d_k = 5`` is judged against d_model / h."""
         known = self.known_dims().get(name)
         d = self.known_dims()
         if known is None and name in ("d_k", "d_v") and d.get("h") and d.get("d_model", 0) % d["h"] == 0 and \
                 d.get("d_model"):
-            if not computed and not all(self.bound_in.get(k, (self.section_paragraph,))[0] < self.section_paragraph
-                                        for k in ("d_model", "h")):
-                return False  # a bare d_k = 5 against d_model / h = 4 where they were set: judged by them (in a later
-                # section than both, "a toy head with d_k = 4" is another example)
+            if not computed:  # a bare d_k = 5 against d_model / h = 4: the document's own sizes decide it
+                return False
             known = d["d_model"] // d["h"]  # d_k = 512/16 = 32: its own arithmetic shows other sizes
         outer = self.scope_of(name)
         if known is None or known == value or outer[0] == self.paragraph[0] and outer[1] in (0, self.paragraph[1]):
@@ -556,14 +553,12 @@ class DocumentModel:
         return next((line for v, line in self.history.get(name, []) if v == value), None)
 
     def return_to(self, sizes: dict[str, int]) -> int | None:
-        """Go back to an earlier example when ``sizes`` (two or more stated together, or one in a later section than the
-        one the current example started in) are all that example's and not all the current one's: a section after a
-        small example of its own speaks of the main example again.
+        """Go back to an earlier example when ``sizes`` (two or more, stated together) are all that example's and
+        not all the current one's: a section after a small example of its own speaks of the main example again.
         Its sizes are bound anew (its values and definitions stay forgotten); the line that first bound one of them,
         or None (nothing changed)."""
-        if not sizes or len(sizes) < 2 and self.example_section >= self.section or \
-                all(self.known_dims().get(k) == v for k, v in sizes.items()):
-            return None  # (one size is enough in a later section than the one the current example started in)
+        if len(sizes) < 2 or all(self.known_dims().get(k) == v for k, v in sizes.items()):
+            return None
         for dims, lines in reversed(self.examples):
             width = dims["d_model"] // dims["h"] if dims.get("h") and dims.get("d_model", 0) % dims["h"] == 0 else None
             if all(dims.get(k, width if k in ("d_k", "d_v") else None) == v for k, v in sizes.items()):

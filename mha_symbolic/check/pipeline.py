@@ -612,8 +612,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             for run in formula_runs(p.text):  # "so det(QKᵀ) = 0 and rank(QKᵀ) = 2": formulas inside the sentence,
                 bare = re.sub(r"\\[A-Za-z]+|\^\s*\{?\s*(?:T|\\top)\s*\}?", " ", run)  # QK^T: the matrices Q and K
                 matrices = set(re.findall(r"[A-Z](?:_\{?\w+\}?)?", bare))
-                moment = re.match(r"\s*(?:Var|std|Std)\s*\(", run)  # Var(q·k / √d_k) = 64 / 64 = 1: the lemma's
-                if "bmatrix" not in run and not moment and not (matrices and all(
+                if "bmatrix" not in run and not (matrices and all(
                         x.replace("{", "").replace("}", "") in here.definitions for x in matrices)):
                     continue  # only what the sentence computes from numbers it writes or matrices the document gave
                 for c in chains(run):  # judged on a copy: what a sentence defines or binds is the grammar's to read

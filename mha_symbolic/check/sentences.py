@@ -107,7 +107,6 @@ def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said:
     or a condition of its sentence, or restated -- and ``inconsistent`` only against its own paragraph.  ``said``:
     the binding as written ("n = 4096"), whose clause may open with the word of a condition ("At n = 4096 the
     matrix is 16x bigger": that sentence's size, as ``At $n = 4096$`` is in math)."""
-    from . import scopes
     from .prose import size_condition
 
     known = doc.known_dims().get(name)
@@ -118,9 +117,6 @@ def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said:
         emit(p.line, p.text, "given", f"a condition of this sentence only ({name} = {value}; {known} elsewhere)",
              kind="setting")
         return
-    if known is None and name in ("d_k", "d_v") and not doc.own_width and \
-            scopes.model_sizes(doc).get(name) not in (None, value):
-        doc.new_example(name, value)  # a head width against d_model / h in a later section: another example
     if name == "h" and known not in (None, value) and doc.known_dims().get("g") == value:
         return  # "it tiles the 8 heads" in a document with g = 8 key/value heads: those heads
     from .prose import variants

@@ -151,7 +151,12 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
             a2, b2 = (as_sympy(x).subs(SIGMA, sigma) if unit else as_sympy(x) for x in (a, values[k]))
             a2, b2 = (x.subs(_dims_subs(doc, x)) for x in (a2, b2))
             compared += 1
-            if simplify(a2 - b2) != 0:
+            gap = simplify(a2 - b2)
+            width = _width_where_it_holds(gap)
+            if width is not None:  # Var(q·k) = d_k against 64 where d_k is not fixed: it holds at d_k = 64
+                return ("unchecked", f"{tex[j]} = {shown(a2)}: {tex[k]} holds at d_k = {width}, which is not fixed "
+                        "here", None, "")
+            if gap != 0:
                 if unit and not here and stated is not None:  # unit variance, but the document gave another
                     return ("unchecked", f"{tex[j]} = {shown(a2)} with unit-variance entries; the document states "
                             f"sigma^2 = {stated[0]} on line {stated[2]}, so which variance is meant is not said",
@@ -162,6 +167,23 @@ def judge_statistic(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple
     if not compared:
         return "unchecked", "no side with a value to compare", None, ""
     return "correct", f"{'; '.join(notes)}{_entries(unit, here, stated)}: proven", None, "proven"
+
+
+def _width_where_it_holds(gap: Any) -> int | None:
+    """The head width (a whole number of 2 or more) at which a moment and a number agree, when the gap between them
+    depends on d_k alone: the sentence may be about that width (``d_k = 64:   Var(q·k) = 64``).  None otherwise (a
+    gap of d_k - 1 holds only for a head of one dimension: ``Var(q·k) = 1`` is wrong)."""
+    free: set[Any] = set(getattr(gap, "free_symbols", set()))
+    if gap == 0 or len(free) != 1:
+        return None
+    from sympy import solve
+
+    try:
+        roots = solve(gap, next(iter(free)))
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    whole = [int(r) for r in roots if getattr(r, "is_Integer", False) and r >= 2]
+    return whole[0] if len(whole) == 1 else None
 
 
 def judge_moment_claim(doc: DocumentModel, moment: str, scaled: bool | None, value: str, d_k: int | None,
