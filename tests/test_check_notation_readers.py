@@ -216,3 +216,10 @@ def test_a_size_after_an_operator_is_not_set():
 
     assert settings("The two are equal when 4n²d_model = 8n·d_model², i.e. n = 2·d_model = 1536.") == []
     assert [s.value for s in settings("We use d_model = 768 and h = 12.")] == [768, 12]
+
+
+def test_hostile_inline_code_is_left_as_code_quickly():
+    deep = "(" * 5000 + "1" + ")" * 5000 + " = 1"
+    assert code_formula(deep) is None and code_formula("x = " + "1 + " * 2000 + "1") is None
+    assert code_formula("((((1)))) = 1") == "1 = 1"
+    statuses(f"Look: `{deep}` and `{'[' * 300}`.\n", 1)  # no exception, whatever the verdicts

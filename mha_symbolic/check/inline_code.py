@@ -35,6 +35,8 @@ _CUT = re.compile("(" + "|".join(re.escape(r) for r in _RELATIONS) + ")")
 _FUNCTIONS = {"sqrt": r"\sqrt", "exp": r"\exp", "log": r"\log", "softmax": r"\mathrm{softmax}", "max": r"\max",
               "min": r"\min"}
 _MODULES = {"np", "numpy", "math", "torch", "F", "jnp", "sp", "scipy", "special"}
+#: the longest span read as a formula (the parse is linear, but a span longer than any formula is code)
+_LONGEST = 400
 _PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.MatMult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Pow: 4}
 
 
@@ -44,6 +46,8 @@ class _NotAFormula(Exception):
 
 def code_formula(source: str) -> str | None:
     """The span ``source`` as LaTeX when it is a relation chain of formulas written in code, else None."""
+    if len(source) > _LONGEST:
+        return None  # a page of code in backticks is code: read only what a formula's length can be
     text = source.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-").replace("√", "sqrt")
     text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text) if not re.search(r"[\[(]", text) else text  # 1,600 * 4
     if "\n" in text or "`" in text:
