@@ -223,3 +223,15 @@ def test_hostile_inline_code_is_left_as_code_quickly():
     assert code_formula(deep) is None and code_formula("x = " + "1 + " * 2000 + "1") is None
     assert code_formula("((((1)))) = 1") == "1 = 1"
     statuses(f"Look: `{deep}` and `{'[' * 300}`.\n", 1)  # no exception, whatever the verdicts
+
+
+def test_inline_code_keeps_the_grouping_of_a_quotient():
+    assert code_formula("1/(2*4) = 0.125") == r"1 / \left(2 \cdot 4\right) = 0.125"
+    assert code_formula("(1/2)*4 = 2") == r"1 / 2 \cdot 4 = 2"
+
+
+def test_a_comment_multiplying_shapes_whose_inner_sizes_differ():
+    doc = ("```python\nimport numpy as np\nA = np.zeros((4, 3))\nB = np.zeros((2, 4))\n"
+           "# (4, 3) @ (2, 4) -> (4, 4)\n```\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 5]
+    assert [f.status for f in found] == ["wrong"] and "cannot be multiplied" in found[0].message
