@@ -125,10 +125,10 @@ def _amount_ratios(plain: str, line: str | None = None) -> list[Verdict]:
                 " ".join(claim.text.split()) not in " ".join(line.split()):
             continue
         grouped = re.compile(r"(?<=\d)[,\u202f\u2009 ](?=\d{3}(?!\d))")  # 65,536 is one number
-        before = re.fullmatch(r".*?(\d+(?:\.\d+)?)\s*[A-Za-z]*\s*,?\s*", grouped.sub("", plain[max(0, at - 40):at]),
+        before = re.fullmatch(r".*?(\d+(?:\.\d+)?)\s*[^\W\d]*\s*,?\s*", grouped.sub("", plain[max(0, at - 40):at]),
                               re.S)
         after = grouped.sub("", plain[at + len(claim.text):at + len(claim.text) + 40])
-        chain = re.match(r"\s*(?:the\s+|a\s+)?([\d^*·. ]+(?:=\s*[\d.]+)*)", after)
+        chain = re.match(r"\s*(?:[^\W\d]{1,4}\s+)?([\d^*·. ]+(?:=\s*[\d.]+)*)", after)  # an article in any language
         if before is None or chain is None or not _NUMBER.search(chain.group(1).split("=")[-1]):
             continue
         small, large = Fraction(before.group(1)), Fraction(_NUMBER.findall(chain.group(1).split("=")[-1])[-1])
