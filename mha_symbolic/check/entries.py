@@ -21,7 +21,9 @@ _INDEX = r"_\{\s*(\d+)\s*,?\s*(\d+|:)\s*\}"
 _FORMS = [re.compile(r"^\s*\\left\(\s*(.+?)\s*\\right\)\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*\(\s*(.+?)\s*\)\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*(\\mathrm\{MultiHead\}\s*\(.*?\)|\\mathrm\{\w+\}|[A-Za-z]{2,})\s*" + _INDEX + r"\s*$"),
-          re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*,\s*(\d+|:)\s*\}\s*$")]
+          re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*,\s*(\d+|:)\s*\}\s*$"),
+          # MATLAB's indexing, P(2,:) and P(1,2): only of a matrix the document gave (judge_entry), not a call f(1, 2)
+          re.compile(r"^\s*([A-Za-z]\w*)\s*\(\s*(\d+)\s*,\s*(\d+|:)\s*\)\s*$")]
 
 
 def entry_side(tex: str) -> tuple[str, str, str] | None:
@@ -60,6 +62,9 @@ def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
         order = ("wrong", "inconsistent", "assumed", "unchecked", "correct")
         return min(verdicts, key=lambda v: order.index(v[0])) if verdicts else None
     base, r, c = entry_side(tex[at])  # type: ignore[misc]
+    if re.search(r"\(\s*\d+\s*,\s*(?:\d+|:)\s*\)\s*$", tex[at]) and \
+            not getattr(doc.definitions.get(base), "is_Matrix", False):
+        return None  # f(1, 2): a function's arguments, unless f is a matrix the document gave
     other = tex[1 - at]
     try:
         stated = _literal(doc.read(other))

@@ -139,7 +139,7 @@ def judge_formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: lis
             if renamed is not None:  # S_i = Q_i K_i^T / \sqrt{64} = Q_i K_i^T / 8: the rest of the chain is compared
                 note += f" ({renamed})"
                 continue
-            unknown = sorted({str(x) for x in _scalars(a) | _scalars(b)} & set(loose))
+            unknown = sorted({str(x) for x in _scalars(a) | _scalars(b)} & set(loose)) + _undefined_functions(a, b)
             if unknown:  # alpha_1 v_1 + ... = (0.42, 0.85) with the alphas not read: an equation in them
                 return ("unchecked", f"{tex[k]} is {latex(a)} in the model, with {', '.join(unknown)} not defined "
                         "(as read): not compared", None, "")
@@ -240,3 +240,10 @@ def _show(e: Any) -> str:
     except Exception:  # noqa: BLE001 - a display only
         return str(e)
 
+
+def _undefined_functions(*exprs: Any) -> list[str]:
+    """The functions applied in ``exprs`` that no one defined (``\\mathrm{PP}(a)``, ``H(a)``): an equation in them
+    compares nothing the document or the model gives."""
+    from sympy.core.function import AppliedUndef
+
+    return sorted({str(f.func) for e in exprs for f in (e.atoms(AppliedUndef) if hasattr(e, "atoms") else ())})

@@ -85,8 +85,9 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
         products = [shape_product(s) for s in sides_tex]
         if all(p is not None for p in products) and any(len(p or []) > 1 for p in products):
             return "shape", judge_shape_product(doc, products, sides_tex, ops)  # type: ignore[arg-type]
-        if len(sides_tex) == 2 and re.fullmatch(r"\s*[ijk]\s*", sides_tex[0]) and "," in sides_tex[1]:
-            return None  # an index range (i = 1, 2, 3)
+        if len(sides_tex) == 2 and re.fullmatch(r"\s*[ijk]\s*", sides_tex[0]) and "," in sides_tex[1] and \
+                not re.match(r"\s*(?:\\left\s*)?[(\[]|\s*\\begin", sides_tex[1]):
+            return None  # an index range (i = 1, 2, 3); k = (3, 1) is a key vector
     if "in" in ops and ops.index("in") > 0:  # W_O = [...] \in R^{6 x 6}: the equality binds, then the shape
         at = ops.index("in")
         first = judge(doc, sides_tex[:at + 1], ops[:at], text)
@@ -230,7 +231,41 @@ def _shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> Verdict3:
 def _rank(doc: DocumentModel, tex: list[str], ops: list[str], text: str) -> Verdict3:
     from .ranks import judge_rank
 
-    return judge_rank(doc, tex, ops)
+    verdict = judge_rank(doc, tex, ops)
+    links = _size_links(doc, tex, ops)
+    return verdict if links is None or links[0] != "wrong" else _worst([verdict, links])
+
+
+def _size_links(doc: DocumentModel, tex: list[str], ops: list[str]) -> Verdict3 | None:
+    r"""The links of a chain that hold no rank, each side a number or an expression in sizes the document has
+    fixed (``\mathrm{rank}(E) \le \min(n, d_k) = 100`` with n = 100, d_k = 32: min(100, 32) = 32, not 100), judged
+    by themselves: every link of a chain is a statement.  None when no such link exists or a side is not read
+    (an unknown size is never bound here)."""
+    verdicts = []
+    run: list[int] = []
+    for i in [*range(len(tex)), len(tex)]:
+        if i < len(tex) and not re.search(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b", tex[i]):
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            try:
+                sides = [doc.read(tex[j]) for j in run]
+            except (MHASymbolicError, ValueError, TypeError):
+                return None
+            if not all(_scalar_free(s) for s in sides):
+                return None
+            sizes = {dim_name(str(x)) for s in sides for x in getattr(as_sympy(s), "free_symbols", ())}
+            if any(dim_name(tex[j].strip()) for j in run) or any(
+                    name is None or doc.scope_of(name)[0] < doc.section_paragraph for name in sizes):
+                run = []  # "rank <= d_k = 2" restates a size (a setting's to judge); a size bound in another
+                continue  # section may be another example's (its own sentence may set this one's: "for n = 200")
+            values = [simplify(as_sympy(s).subs(_dims_subs(doc, s))) for s in sides]
+            if not all(v.is_number for v in values):
+                return None
+            verdicts.append(_compare_chain(values, ops[run[0]:run[-1]], [tex[j] for j in run], "computed",
+                                           raw=sides))
+        run = []
+    return _worst(verdicts) if verdicts else None
 
 
 def _formula(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:

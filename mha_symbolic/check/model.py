@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Any
 
 from sympy import FiniteSet, ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand
+from sympy import latex as sympy_latex
 
 from .._convert import as_sympy
 from ..attention import MultiHeadAttention
@@ -292,8 +293,9 @@ def _numeric_tuple(tex: str) -> str:
         parts[-1] = re.sub(r"\\right\s*$", "", parts[-1])
         numeric = all(p.strip() and not re.search(r"[A-Za-df-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts)
         power = re.match(r"\s*\^\s*\{?\s*(?:T|\\top|\\intercal)\s*\}?", tex[end + 1:])
-        if len(parts) < 2 or not numeric or not power and re.search(r"[\w}\])^_]\s*$|\\[A-Za-z]+\s*$",
-                                                                     tex[:m.start()]):
+        operator = re.search(r"\\(?:cdot|times|approx|simeq|le|ge|ne|quad|qquad)\s*$", tex[:m.start()])
+        if len(parts) < 2 or not numeric or not power and not operator and re.search(
+                r"[\w}\])^_]\s*$|\\[A-Za-z]+\s*$", tex[:m.start()]):  # (after an operator, 0.2 \cdot (1, 2), a vector)
             continue  # the arguments of a function, an index or a power (M (1, 0)^T is a product: a column)
         if not power and re.match(r"\s*(?:\(|\\times|×|x(?![A-Za-z]))", tex[end + 1:]):
             continue  # (10, 64)(64, 10), (3, 3) \times (3, 2): shapes multiplied, not vectors
@@ -717,6 +719,7 @@ class DocumentModel:
             return base[slice(ends[0], ends[1]), slice(ends[2], ends[3])]
         text = self._local_names(tex)
         text = canonical_tex(text, self.zero_based)
+        text = self._named_arguments(text)
         for name, value in self.definitions.items():
             if name[:1].isupper() and _numeric_matrix(value) and re.search(
                     rf"(?<![\\A-Za-z])(?:e\s*\^\s*\{{?|\\exp\s*(?:\\left)?\(?)\s*{re.escape(name)}(?![\w'])", text):
@@ -743,6 +746,20 @@ class DocumentModel:
         if isinstance(got, FiniteSet) and len(got) == 1 and dim_name(str(next(iter(got)))) is not None:
             got = next(iter(got))  # a lone d (the grammar reads {d}, braced so as not to be a differential)
         return got
+
+    def _named_arguments(self, text: str) -> str:
+        r"""A vector of numbers the document named in lower case (``z = (2, 1, 0.1)``), standing alone as the argument
+        of softmax: that vector, written out (``\mathrm{softmax}(z)``).  Elsewhere a lower-case name stays a name
+        (``q \cdot k``, ``q^T k`` are inner products of vectors, read by the engine's rules)."""
+        if "softmax" not in text:
+            return text
+        for name, value in self.definitions.items():
+            if name[:1].islower() and _numeric_matrix(value) and value.rows == 1:
+                written = r"\\begin{bmatrix}" + " & ".join(sympy_latex(x) for x in value).replace("\\", "\\\\") + \
+                    r"\\end{bmatrix}"  # (a replacement template: its backslashes doubled)
+                text = re.sub(rf"(softmax\}}?\s*(?:\\left)?\(\s*){re.escape(name)}(\s*(?:\\right)?\))",
+                              r"\g<1>" + written + r"\g<2>", text)
+        return text
 
     def _definition(self, name: str) -> Any:
         """What ``name`` stands for: a value the document gave, or the formula that defined it read again here."""

@@ -582,7 +582,15 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
     elif p.kind == "prose" and _by_own_formula(doc, p, emit):
         pass  # "| 4K tokens | 5 GB |" under a calculator's formula: that formula's amount for the line's tokens
     elif p.kind == "prose":
-        from .plain import formula_line, formula_runs, judge_code_prose, judge_traced_shapes
+        from .plain import (
+            formula_line,
+            formula_runs,
+            holds_if_rounded,
+            judge_code_prose,
+            judge_traced_shapes,
+            numeric_function,
+            shape_chain,
+        )
 
         doc.return_to(_sentence_sizes(p.text) or _plain_sizes(p.text))  # it restates an earlier example's sizes: it
         # speaks of that one again
@@ -612,7 +620,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             for run in formula_runs(p.text):  # "so det(QKᵀ) = 0 and rank(QKᵀ) = 2": formulas inside the sentence,
                 bare = re.sub(r"\\[A-Za-z]+|\^\s*\{?\s*(?:T|\\top)\s*\}?", " ", run)  # QK^T: the matrices Q and K
                 matrices = set(re.findall(r"[A-Z](?:_\{?\w+\}?)?", bare))
-                if "bmatrix" not in run and not (matrices and all(
+                local = "bmatrix" in run or shape_chain(run) or numeric_function(run)  # from its own numbers
+                if not local and not (matrices and all(
                         x.replace("{", "").replace("}", "") in here.definitions for x in matrices)):
                     continue  # only what the sentence computes from numbers it writes or matrices the document gave
                 for c in chains(run):  # judged on a copy: what a sentence defines or binds is the grammar's to read
@@ -623,6 +632,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         got = judge(scopes.with_sizes(here, {}), list(c.sides), list(c.ops), c.text)
                     except (MHASymbolicError, ValueError, TypeError, AttributeError, RecursionError):
                         continue  # a formula of a sentence the reader cannot follow: the sentence's other readers
+                    if got is not None and got[1][0] == "wrong" and numeric_function(run) and \
+                            holds_if_rounded(here, list(c.sides), list(c.ops)):
+                        got = (got[0], ("unchecked", f"{c.text}: holds if its decimals are rounded values (computed "
+                                        "on with more places)", None, ""))
                     if got is not None and got[1][0] != "assumed":  # a value the document never gave: not here
                         emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
             prose_statement(here, p, emit, scoped)

@@ -25,11 +25,12 @@ from ..errors import MHASymbolicError
 from .judge import judge
 from .model import DocumentModel
 
-__all__ = ["formula_line", "formula_runs", "judge_code_prose", "judge_traced_shapes"]
+__all__ = ["formula_line", "formula_runs", "judge_code_prose", "judge_traced_shapes", "numeric_function",
+           "shape_chain", "holds_if_rounded"]
 
 _VOCABULARY = {"softmax", "rank", "head", "concat", "multihead", "sqrt", "exp", "var", "det", "max", "min",
-               "diag", "attention", "model", "mathrm", "mathbb", "frac", "left", "right", "cdot", "times", "top",
-               "approx", "le", "ge", "ne", "in", "to", "begin", "end", "bmatrix", "pmatrix", "lt", "gt", "sum"}
+               "diag", "attention", "model", "log", "ln", "mathrm", "mathbb", "frac", "left", "right", "cdot", "times",
+               "top", "approx", "le", "ge", "ne", "in", "to", "begin", "end", "bmatrix", "pmatrix", "lt", "gt", "sum"}
 _RELATION = re.compile(r"=|≈|≤|≥|≠|<|>|\\approx|\\le|\\ge|\\ne|∈")
 
 
@@ -53,6 +54,7 @@ def formula_line(text: str) -> str | None:
     text = text.replace("**", "^")  # code's power: 1024**2, d_k**0.5
     tex = normalise(re.sub(r"\s+\(\s*\d+\s*[×x]\s*\d+\s*\)\s*$", "", text.strip().rstrip(".,;")))  # "(4 × 2)"
     tex = re.sub(r"(?<=\d)\s*x\s*(?=\d)", r" \\times ", tex)  # "(3 x 3) * (3 x 2) = 3 x 2": sizes by an ASCII x
+    tex = re.sub(r"(?<=\))\s*[x@]\s*(?=\()", r" \\times ", tex)  # "(10, 64) x (64, 10)", "(10, 64) @ (64, 10)"
     tex = re.sub(r"(?<![*^])\*(?![*])", r" \\cdot ", tex)  # code's product: X * W_Q
     words = re.findall(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+|d_\{model\}", " ", tex))
     if any(w.lower() not in _VOCABULARY for w in words):
@@ -78,36 +80,92 @@ def formula_runs(text: str) -> list[str]:
     """
     if "$" in text or "`" in text or not _RELATION.search(text):
         return []
-    runs: list[str] = []
+    from .numerals import scaled
+
+    runs: list[tuple[str, str]] = []  # each run with the words after it ("e^20 ≈ 485 million": a scale word)
     current: list[str] = []
-    for token in text.split():
+    tokens = text.split()
+    for i, token in enumerate(tokens):
         bare = token.strip(".,;:!?()\"'")
         if _WORD.fullmatch(bare) and bare.lower() not in _VOCABULARY:
-            runs.append(" ".join(current))
+            runs.append((" ".join(current), " ".join(tokens[i:]) if current and current[-1][-1:].isdigit() else ""))
             current = []
         else:
             current.append(token)
-    runs.append(" ".join(current))
+    runs.append((" ".join(current), ""))
     out = []
-    for run in runs:
-        run = run.strip(" ,;:.")
+    for run, after in runs:
+        run = re.sub(r"^\(?\d+\)?\s*:\s*", "", run.strip(" ,;:."))  # "Row 2: e^0.5 ≈ 1.6487": the label is the prose's
+        whole = formula_line(run) if _RELATION.search(run) else None
+        if whole is not None and after and scaled(whole, " " + after) != whole:  # "e^20 ≈ 485 million": its scale
+            if numeric_function(whole):
+                out.append(scaled(whole, " " + after))
+            continue  # (an amount with its scale word is the prose's: prose_amounts)
+        if whole is not None and shape_chain(whole):  # "(10, 64)(64, 10) = (10, 10)": its parentheses are its own
+            out.append(whole)
+            continue
         while run.startswith("(") and run.endswith(")") or run.startswith("(") and run.count("(") > run.count(")"):
             run = run[1:].strip()  # "([3, 1, 3] = [1, 0, 2] + [2, 1, 1])": the parenthesis is the sentence's
         while run.endswith(")") and run.count(")") > run.count("("):
             run = run[:-1].strip()
         named = re.sub(r"\b(?:[kKMGTP]i?B|B|[kKMGTP]?FLOPs?|bytes?)\b", "", run)  # units are no matrices:
-        if not _RELATION.search(run) or not re.search(r"[A-Z\[√]|rank|det|softmax|min|max", named):  # "128 KB x 2
-            continue  # = 256 KB" is the prose's arithmetic (prose_amounts)
+        if not _RELATION.search(run):  # "128 KB x 2 = 256 KB" is the prose's arithmetic (prose_amounts)
+            continue
         tex = formula_line(run)
-        if tex is not None:
+        if tex is not None and (re.search(r"[A-Z\[√]|rank|det|softmax|min|max", named) or numeric_function(tex)):
             out.append(tex)
     return out
+
+
+def numeric_function(tex: str) -> bool:
+    r"""Arithmetic of written numbers through a function (``\sqrt{128} \approx 11.31``, ``e^{3.18} \approx 12.1``,
+    ``\exp(2) \approx 7.389``): no name in it but the functions', so it is computed from what it writes."""
+    if not re.search(r"\\(?:sqrt|exp|log|ln)\b|(?<![A-Za-z\\])e\s*\^", tex):
+        return False
+    return not re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+|(?<![A-Za-z\\])e(?=\s*\^)|(?<=\d)[eE](?=[-+]?\d)", "", tex))
+
+
+def holds_if_rounded(doc: DocumentModel, sides: list[str], ops: list[str]) -> bool:
+    r"""Does every ``=``/``≈`` link of a chain of written numbers hold once each decimal of a side (any number of
+    places) may be anywhere in the interval it rounds from?  ``e^{3.18} \approx 24.1`` does (3.18 is 36/√128
+    rounded; e^3.1820 = 24.09), ``e^{3.18} \approx 12.1`` does not.  Used before a computation through a function
+    is called wrong: an author who rounded an operand and computed on with its exact value is not wrong."""
+    from sympy import N
+
+    from .balls import corners
+
+    for k, op in enumerate(ops):
+        if op not in ("eq", "approx"):
+            continue
+        ends = corners(sides[k], min_places=1) or [sides[k]]
+        try:
+            values = [float(N(doc.read(t))) for t in ends]
+            stated = float(N(doc.read(sides[k + 1])))
+        except (MHASymbolicError, ValueError, TypeError, ArithmeticError, RecursionError):
+            return False
+        places = re.search(r"\.(\d+)\s*$", sides[k + 1].strip())
+        slack = 0.5 * 10 ** -len(places.group(1)) if places else 0.5
+        if not min(values) - slack <= stated <= max(values) + slack:
+            return False
+    return True
+
+
+def shape_chain(tex: str) -> bool:
+    r"""Every side of the chain a shape or a product of shapes, one of them a product: ``(10, 64)(64, 10) = (10, 10)``
+    (a local computation of shapes, written in tuples or with ``x`` between the sizes)."""
+    from .shapes import shape_product
+
+    if re.search(r"\d\.\d", tex):  # (0.5, 0.5): a vector of values, not a shape
+        return False
+    products = [shape_product(side) for side in re.split(r"=|\\approx", tex)]
+    return all(p is not None for p in products) and any(len(p or []) > 1 for p in products) and len(products) > 1
 
 
 def math_words(tex: str) -> str:
     """Function names written as words in plain text (softmax, head, rank, min) as LaTeX commands."""
     tex = re.sub(r"(?<![\\A-Za-z{])sqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", tex)  # sqrt(2), sqrt(d_k)
     tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head)(?![A-Za-z])", r"\\mathrm{\1}", tex)
+    tex = re.sub(r"(?<![\\A-Za-z{])(log|ln)(?=\s*[\d(])", r"\\\1 ", tex)  # log 2, ln(2)
     return re.sub(r"(?<![\\A-Za-z{])(min|max|exp|det)(?=\s*\()", r"\\\1", tex)
 
 

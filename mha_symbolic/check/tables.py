@@ -174,6 +174,32 @@ def _local_cells(rows: list[Any], emit: Any) -> None:
             return
 
 
+def _continued_cells(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
+    r"""A cell that begins with a relation (``$\approx 0.693$``, ``= 8192``) continues the cell before it, as an
+    ``align`` row continues the one above: the two are one chain, judged when it is arithmetic on written numbers
+    (``\log 2 \approx 0.693``, ``2 \cdot 32 \cdot 128 = 8192``; no name, so no model)."""
+    from . import scopes
+    from .plain import holds_if_rounded
+    from .read import chains
+
+    for p in rows:
+        cells = [c.strip().strip("`").strip() for c in p.text.split(" | ")]
+        for before, cell in zip(cells, cells[1:], strict=False):
+            tex = f"{before.strip('$ ')} {cell.strip('$ ')}"
+            if not re.match(r"\$?\s*(?:=|≈|\\approx|\\simeq)", cell) or not before.strip("$ ") or \
+                    re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+|(?<![A-Za-z\\])e(?=\s*\^)", "", tex)):
+                continue
+            for c in chains(tex):
+                try:
+                    got = judge(scopes.with_sizes(doc, {}), list(c.sides), list(c.ops), c.text)
+                except (MHASymbolicError, ValueError, TypeError, ArithmeticError, RecursionError):
+                    continue
+                if got is not None and got[1][0] == "wrong" and holds_if_rounded(doc, list(c.sides), list(c.ops)):
+                    continue  # e^{3.18} | ≈ 24.1: it holds if 3.18 was rounded (the prose says so: plain)
+                if got is not None and got[1][0] in ("correct", "wrong"):
+                    emit(p, got[1][0], f"{c.text}: {got[1][1]}", got[1][2], "number", got[1][3])
+
+
 def _formula_value(cell: str) -> Fraction | None:
     r"""The exact value of a cell that is arithmetic on numbers with an operation in it (``$4 \cdot 768^2 + 4 \cdot
     768$``, ``2·24·64``), else None."""
@@ -318,6 +344,7 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     if judge_softmax_table(rows, emit):  # scores and their weights: judged from the table's own cells
         return
     _local_cells(rows, emit)  # "5,120 B = 5 KiB" in a cell, and a column of formulas on numbers: no model needed
+    _continued_cells(doc, rows, emit)  # | $\log 2$ | $\approx 0.693$ |: a relation split over two cells
     if _by_own_formula(doc, rows, emit):
         return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column

@@ -956,6 +956,12 @@ class Tracer:
             self.judge_shape(line, layer or "the layer", Tensor((value.fan_out, value.fan_in)),
                              _shapes_after(comment, "weight"), env, what="weight")
             return
+        if isinstance(value, Expr) and value.is_number and isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if isinstance(node.value, (ast.Constant, ast.Tuple)):  # x = 3  # 3: a setting restated, nothing computed
+                return
+            self.judge_number(line, ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target),
+                              value, comment)
+            return
         if isinstance(value, tuple) and value and all(isinstance(v, Expr) for v in value):  # a shape itself
             shapes = _result_shapes(comment)
             if shapes:
@@ -974,6 +980,21 @@ class Tracer:
             printed = _printed_comment(comment, self.comments, line, self.source_lines)
             if printed is not None and value.values is not None:
                 self.judge_values(line, value, printed)
+
+    def judge_number(self, line: int, name: str, value: Expr, comment: str) -> None:
+        """``w = d_model * d_model  # = 589824``: a comment that is only the number assigned (after ``=``, ``->`` or
+        ``≈``, or alone, with at most a unit word) states the value the code computes; a comment with other words
+        ("# 2 for K and V") is about something else and is left alone."""
+        stated = _VALUE_COMMENT.fullmatch(comment.strip())
+        if stated is None:
+            return
+        text = stated.group(1).replace(",", "").replace("_", "")
+        ok = _agrees(text, float(value)) if re.search(r"[.eE]", text) else simplify(value - Integer(text)) == 0
+        shown = _plain_number(value)
+        if ok:
+            self.add(line, "correct", f"the code gives {name} = {shown}", "number")
+        else:
+            self.add(line, "wrong", f"the code gives {name} = {shown}, not {stated.group(1)}", "number", shown)
 
     def judge_shape(self, line: int, name: str, value: Tensor, shapes: list[list[str]], env: dict[str, Any],
                     what: str = "shape") -> None:
@@ -1580,6 +1601,11 @@ def _with_unit(text: str) -> tuple[str, int]:
     if unit and unit not in _UNITS:
         raise Unknown(unit)
     return m.group(1), _UNITS.get(unit, 1)
+
+
+#: a comment that is the value of its line's assignment: "= 64", "-> 4718592 bytes", "≈ 0.125", "2,359,296"
+_VALUE_COMMENT = re.compile(r"(?:=|==|->|→|≈|~)?\s*(-?(?:\d{1,3}(?:,\d{3})+|\d+(?:_\d{3})*)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+                            r"\s*(?:bytes?|B|params|parameters|weights|elements|entries|values|numbers|FLOPs?|MACs)?\.?")
 
 
 def _written_number(text: str) -> str | None:
