@@ -150,15 +150,15 @@ def test_matlab_indexing_of_a_matrix_the_document_gave(row, status):
 
 # ----- guards: what these readers must not flag (each was a false alarm on development data once read) -----------
 def test_a_restated_size_in_a_rank_chain_is_not_a_computation():
-    doc = ("Let $d_{model} = 8$ and $h = 2$.\n\n# A smaller head\n\n"
-           r"Here $W_Q$ is $4 \times 2$, so $\mathrm{rank}(Q K^\top) \le d_k = 2$." + "\n")
-    assert "wrong" not in verdicts(doc, 5)
+    doc = ("Let $d_{model} = 8$ and $h = 2$.\n\n"
+           r"For a toy head of its own, $\mathrm{rank}(Q K^\top) \le d_k = 2$." + "\n")
+    assert "wrong" not in verdicts(doc, 3)  # d_k = 2 restates a size (the model's d_k is 4): the setting's to judge
 
 
 def test_a_size_of_another_section_does_not_judge_a_link():
     doc = ("# Toy\n\nLet $n = 4$, $d_{model} = 768$ and $h = 12$.\n\n# Long inputs\n\n"
-           r"For a sequence of $n = 200$ tokens, $\mathrm{rank}(S) \le \min(n, d_k) = 64$." + "\n")
-    assert "wrong" not in verdicts(doc, 7)
+           r"For long inputs, $\mathrm{rank}(S) \le \min(n, d_k) = 64$." + "\n")
+    assert "wrong" not in verdicts(doc, 7)  # n = 4 is the toy section's: this section may speak of another example
 
 
 def test_an_equation_in_functions_nobody_defined_is_not_refuted():
@@ -172,3 +172,20 @@ def test_an_equation_in_functions_nobody_defined_is_not_refuted():
 def test_a_rounded_operand_computed_on_with_more_places(stated, flagged):
     doc = f"# Gap\n\nSo 36/sqrt(128) ≈ 3.18, e^3.18 ≈ {stated} here.\n"
     assert ("wrong" in verdicts(doc, 3)) is flagged
+
+
+@pytest.mark.parametrize("text, status", [
+    ("The scores are (2, 8, 10, 64) @ (2, 8, 64, 10) -> (2, 8, 10, 10) per batch.", "correct"),
+    ("The scores are (2, 8, 10, 64) @ (2, 8, 64, 10) = (2, 8, 10, 64) per batch.", "wrong"),
+    (r"$(2, 12, 128, 64) \times (2, 12, 64, 128) = (2, 12, 128, 128)$", "correct"),
+    ("Broadcast: (2, 10, 64) × (64, 512) → (2, 10, 512).", "correct"),
+    ("Then (2, 8, 10, 64) @ (2, 8, 46, 10) -> (2, 8, 10, 10) fails.", "wrong"),  # inner sizes differ
+])
+def test_a_batched_product_of_shapes_written_anywhere(text, status):
+    assert verdicts("# Shapes\n\n" + text + "\n", 3) == [status]
+
+
+@pytest.mark.parametrize("result, status", [("(2, 12, 128, 128)", "correct"), ("(2, 12, 128, 64)", "wrong")])
+def test_a_shape_comment_that_names_its_factors_first(result, status):
+    doc = f"# Code\n\n```python\n# S = Q @ K^T : (2, 12, 128, 64) @ (2, 12, 64, 128) -> {result}\n```\n"
+    assert verdicts(doc, 4) == [status]

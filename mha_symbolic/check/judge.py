@@ -81,7 +81,11 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
         return None
     if all(op in ("eq", "approx") for op in ops):
         from .shapes import judge_shape_product, shape_product
+        from .tracing import shape_products
 
+        batched = shape_products(" = ".join(sides_tex)) if len(sides_tex) == 2 else []
+        if batched:  # (2, 12, 128, 64) \times (2, 12, 64, 128) = (2, 12, 128, 128): batch sizes broadcast
+            return "shape", _worst([(status, message, expected, "proven") for status, message, expected in batched])
         products = [shape_product(s) for s in sides_tex]
         if all(p is not None for p in products) and any(len(p or []) > 1 for p in products):
             return "shape", judge_shape_product(doc, products, sides_tex, ops)  # type: ignore[arg-type]

@@ -591,6 +591,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             numeric_function,
             shape_chain,
         )
+        from .tracing import shape_products
 
         doc.return_to(_sentence_sizes(p.text) or _plain_sizes(p.text))  # it restates an earlier example's sizes: it
         # speaks of that one again
@@ -599,6 +600,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
         for status, message, expected in calls:
             emit(p.line, p.text, status, message, expected, "number", "computed")
+        for status, message, expected in shape_products(p.text):  # (2, 8, 10, 64) @ (2, 8, 64, 10) = (2, 8, 10, 10)
+            emit(p.line, p.text, status, message, expected, "shape", "proven")
         if line is None:  # "128 KB × 131,072 = 16.7 GB": arithmetic written in the prose, from its own numbers
             for status, message, expected, basis in judge_prose_amounts(p.text):
                 emit(p.line, p.text, status, message, expected, "number", basis)

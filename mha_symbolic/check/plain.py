@@ -104,8 +104,9 @@ def formula_runs(text: str) -> list[str]:
         if whole is not None and shape_chain(whole):  # "(10, 64)(64, 10) = (10, 10)": its parentheses are its own
             out.append(whole)
             continue
-        while run.startswith("(") and run.endswith(")") or run.startswith("(") and run.count("(") > run.count(")"):
-            run = run[1:].strip()  # "([3, 1, 3] = [1, 0, 2] + [2, 1, 1])": the parenthesis is the sentence's
+        while run.startswith("(") and (_closes_at_end(run) or run.count("(") > run.count(")")):
+            run = run[1:-1].strip() if _closes_at_end(run) else run[1:].strip()  # "([3, 1, 3] = [1, 0, 2] + ...)":
+            # the sentence's parenthesis; "(e^0.5, e²)/(...) = (0.3775, 0.6225)" begins with a tuple of its own
         while run.endswith(")") and run.count(")") > run.count("("):
             run = run[:-1].strip()
         named = re.sub(r"\b(?:[kKMGTP]i?B|B|[kKMGTP]?FLOPs?|bytes?)\b", "", run)  # units are no matrices:
@@ -115,6 +116,16 @@ def formula_runs(text: str) -> list[str]:
         if tex is not None and (re.search(r"[A-Z\[√]|rank|det|softmax|min|max", named) or numeric_function(tex)):
             out.append(tex)
     return out
+
+
+def _closes_at_end(run: str) -> bool:
+    """Does the parenthesis that opens ``run`` close at its very end (so that it encloses all of it)?"""
+    depth = 0
+    for k, ch in enumerate(run):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return k == len(run) - 1
+    return False
 
 
 def numeric_function(tex: str) -> bool:
@@ -155,8 +166,8 @@ def shape_chain(tex: str) -> bool:
     (a local computation of shapes, written in tuples or with ``x`` between the sizes)."""
     from .shapes import shape_product
 
-    if re.search(r"\d\.\d", tex):  # (0.5, 0.5): a vector of values, not a shape
-        return False
+    if re.search(r"\d\.\d|\([^()]*,[^()]*,[^()]*\)", tex):  # (0.5, 0.5): values; (2, 8, 10, 64): batched
+        return False  # (:func:`.tracing.shape_products` reads a batched product)
     products = [shape_product(side) for side in re.split(r"=|\\approx", tex)]
     return all(p is not None for p in products) and any(len(p or []) > 1 for p in products) and len(products) > 1
 

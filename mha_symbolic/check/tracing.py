@@ -1494,7 +1494,8 @@ def _matmul_flow(comment: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[
     parts = re.split(r"->|→|=>|(?<![=<>!])=(?!=)", comment)
     if len(parts) < 2 or "@" not in parts[-2]:
         return None
-    factors = [_shapes_in(x) for x in parts[-2].split("@")]
+    product = parts[-2].split(":")[-1]  # "S = Q @ K^T : (2, 12, 128, 64) @ (...)": the names, then their shapes
+    factors = [_shapes_in(x) for x in product.split("@")]
     result = _shapes_in(parts[-1])
     if len(factors) != 2 or any(len(f) != 1 for f in factors) or len(result) != 1:
         return None
@@ -1509,6 +1510,35 @@ def _matmul_flow(comment: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[
     except ValueError:
         return a, b, stated, None
     return a, b, stated, (batch + (a[-2], b[-1]) if a[-1] == b[-2] else None)
+
+
+#: a product of two shapes of numbers and its result, written anywhere ("(2, 8, 10, 64) @ (2, 8, 64, 10) -> ...")
+_PRODUCT = re.compile(r"\((?:\s*\d+\s*,)+\s*\d+\s*\)\s*(?:@|×|\\times)\s*\((?:\s*\d+\s*,)+\s*\d+\s*\)"
+                      r"\s*(?:->|→|=>|=)\s*\((?:\s*\d+\s*,)+\s*\d+\s*\)")
+
+
+def shape_products(text: str) -> list[tuple[str, str, str | None]]:
+    """The batched products of shapes written in a sentence (three sizes or more in a factor; a product of two
+    matrices' shapes is the shape reader's, :func:`.shapes.shape_product`): (status, message, expected) each, the
+    product computed as NumPy's ``@`` broadcasts (:func:`_matmul_flow`).
+
+    >>> shape_products("so (2, 8, 10, 64) @ (2, 8, 64, 10) = (2, 8, 10, 64) per batch")[0][0]
+    'wrong'
+    """
+    out: list[tuple[str, str, str | None]] = []
+    for m in _PRODUCT.finditer(text):
+        flow = _matmul_flow(m.group(0).replace("×", "@").replace("\\times", "@"))
+        if flow is None or max(len(flow[0]), len(flow[1])) < 3:
+            continue
+        a, b, stated, got = flow
+        product = f"{_shape_text(a)} @ {_shape_text(b)}"
+        if got is None:
+            out.append(("wrong", f"{product} cannot be multiplied ({a[-1]} columns against {b[-2]} rows)", None))
+        elif got != stated:
+            out.append(("wrong", f"{product} is {_shape_text(got)}, not {_shape_text(stated)}", _shape_text(got)))
+        else:
+            out.append(("correct", f"{product} is {_shape_text(got)}", None))
+    return out
 
 
 def _result_shapes(comment: str) -> list[list[str]]:
