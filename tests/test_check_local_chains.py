@@ -189,3 +189,27 @@ def test_a_batched_product_of_shapes_written_anywhere(text, status):
 def test_a_shape_comment_that_names_its_factors_first(result, status):
     doc = f"# Code\n\n```python\n# S = Q @ K^T : (2, 12, 128, 64) @ (2, 12, 64, 128) -> {result}\n```\n"
     assert verdicts(doc, 4) == [status]
+
+
+def test_a_cell_after_a_bare_number_is_a_value_of_its_own():
+    doc = "# Std\n\n| d_k | Var(q·k) | std(q·k) |\n|---:|---:|---:|\n| 512 | 512 | ≈ 22.6 |\n| 16 | 16 | = 4 |\n"
+    assert not {"wrong", "inconsistent"} & set(verdicts(doc, 5) + verdicts(doc, 6))
+
+
+def test_a_number_under_a_root_starts_no_chain_of_amounts():
+    doc = "# Scaling\n\nScaled by 1/√64 = 1/8, the variance is one.\n"
+    assert "wrong" not in verdicts(doc, 3)
+
+
+@pytest.mark.parametrize("stated, status", [("1.04", "unchecked"), ("2.04", "wrong")])
+def test_b_after_a_count_may_be_a_billion(stated, status):
+    doc = f"# Savings\n\n- over 32 layers: 1,040,187,392 ≈ {stated} B parameters\n"
+    assert verdicts(doc, 3) == [status]
+
+
+@pytest.mark.parametrize("row, status", [(r"(0.3482,\ 0.5741,\ 0.0777)", "correct"),
+                                         (r"(0.3182,\ 0.6041,\ 0.0777)", "wrong")])
+def test_the_row_of_a_matrix_in_matrix_notation(row, status):
+    doc = (r"$$S = \begin{pmatrix} 0.5 & 0.5 & 1 \\ 1 & 1.5 & -0.5 \end{pmatrix}, \quad A = \mathrm{softmax}(S).$$"
+           + "\n\n" + rf"$$A_{{2\cdot}} \approx {row}.$$" + "\n")
+    assert verdicts(doc, 3) == [status]

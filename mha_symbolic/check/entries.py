@@ -17,11 +17,14 @@ from .model import DocumentModel
 
 __all__ = ["entry_side", "judge_entry"]
 
-_INDEX = r"_\{\s*(\d+)\s*,?\s*(\d+|:)\s*\}"
+#: an entry (i, j) or a row: "_{12}", "_{1,2}", "_{2,:}", and a row in matrix notation, "_{2\cdot}", "_{2*}"
+_INDEX = r"_\{\s*(\d+)\s*,?\s*(\d+|:|\\cdot|\\bullet|\*|·)\s*\}"
 _FORMS = [re.compile(r"^\s*\\left\(\s*(.+?)\s*\\right\)\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*\(\s*(.+?)\s*\)\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*(\\mathrm\{MultiHead\}\s*\(.*?\)|\\mathrm\{\w+\}|[A-Za-z]{2,})\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*,\s*(\d+|:)\s*\}\s*$"),
+          # the row of a one-letter matrix in matrix notation: A_{2\cdot} (never A_{12}, which may be head 12's A)
+          re.compile(r"^\s*([A-Za-z](?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*(\\cdot|\\bullet|\*|·)\s*\}\s*$"),
           # MATLAB's indexing, P(2,:) and P(1,2): only of a matrix the document gave (judge_entry), not a call f(1, 2)
           re.compile(r"^\s*([A-Za-z]\w*)\s*\(\s*(\d+)\s*,\s*(\d+|:)\s*\)\s*$")]
 
@@ -31,7 +34,7 @@ def entry_side(tex: str) -> tuple[str, str, str] | None:
     for form in _FORMS:
         m = form.match(tex)
         if m:
-            return m.group(1), m.group(2), m.group(3)
+            return m.group(1), m.group(2), ":" if m.group(3) in ("\\cdot", "\\bullet", "*", "·") else m.group(3)
     return None
 
 

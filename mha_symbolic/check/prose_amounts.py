@@ -48,8 +48,9 @@ _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
 _REL = r"\s*(?:=(?:\s*(?:about|approximately|roughly)\b)?|≈|~|≃)\s*"  # "= about 329,589": approximately
 _SIDE = rf"{_TERM}(?:{_OP}{_TERM})*"
 #: a whole chain: not the tail of a longer one (an operator, a relation or a digit group before it) nor its head
-_CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)(?<!\d\s)(?<!\sx\s)({_SIDE}(?:{_REL}{_SIDE})+)"
+_CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^√-])(?<![=≈~×*·⋅/+−-]\s)(?<!\d\s)(?<!\sx\s)({_SIDE}(?:{_REL}{_SIDE})+)"
                     rf"(?![\w.]*\s*(?:×|\*|·|⋅|/|\^|=|%))(?!\s\d)(?![,.]\d)(?![²³¹⁰-⁹^\w])")
+#: (a number under a root, "1/√64 = 1/8", starts no chain of amounts: the formula readers read the root)
 #: what the chain after it evaluates, written in names ("m = ", "n * n * d_k = ", "4 · d² = "): not a side of it
 _OPERAND = r"(?:\d+|[A-Za-z][\w²³]*)"
 _DEFINED = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)(?:{_OPERAND}\s*[×*·⋅/+−]\s*)*[A-Za-z][\w²³]*"
@@ -130,9 +131,24 @@ def judge_prose_amounts(text: str) -> list[tuple[str, str, str | None, str]]:
         got = judge_amounts({}, sides, ops)
         if got is None:
             got = _plain(sides, ops)
+        if got is not None and got[0] == "wrong" and re.search(r"\d\s*B(?![\w/])", text) and _billions(sides):
+            got = ("unchecked", "holds if B is a billion (as in '1.04 B parameters'), not bytes", None, "")
         if got is not None:
             verdicts.append(got)
     return verdicts
+
+
+def _billions(sides: list[str]) -> bool:
+    """Two sides, a count and ``1.04 B``: does the count round to the number of billions written?"""
+    stated = [re.fullmatch(r"(\d+(?:\.(\d+))?)\s*\\text\{bytes\}", x.strip()) for x in sides]
+    if len(sides) != 2 or sum(m is not None for m in stated) != 1:
+        return False
+    m = next(m for m in stated if m is not None)
+    try:
+        count = Rational(str(arithmetic_value(sides[1 - stated.index(m)], {})))
+    except (ValueError, ZeroDivisionError, TypeError, RecursionError):
+        return False
+    return abs(count / 10**9 - Rational(m.group(1))) <= Rational(1, 2 * 10 ** len(m.group(2) or ""))
 
 
 def _plain(sides: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:

@@ -174,6 +174,11 @@ def _local_cells(rows: list[Any], emit: Any) -> None:
             return
 
 
+#: an operation or a function in a cell: a formula, whose value a cell after it may state (a bare number may not be
+#: continued: | 512 | ≈ 22.6 | is a column of values, the second the standard deviation of the first)
+_OPERATION = re.compile(r"\\(?:cdot|times|sqrt|frac|log|ln|exp)\b|[·×√+*/^]|(?<=\d)\s*-\s*(?=\d)")
+
+
 def _continued_cells(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     r"""A cell that begins with a relation (``$\approx 0.693$``, ``= 8192``) continues the cell before it, as an
     ``align`` row continues the one above: the two are one chain, judged when it is arithmetic on written numbers
@@ -186,7 +191,7 @@ def _continued_cells(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
         cells = [c.strip().strip("`").strip() for c in p.text.split(" | ")]
         for before, cell in zip(cells, cells[1:], strict=False):
             tex = f"{before.strip('$ ')} {cell.strip('$ ')}"
-            if not re.match(r"\$?\s*(?:=|≈|\\approx|\\simeq)", cell) or not before.strip("$ ") or \
+            if not re.match(r"\$?\s*(?:=|≈|\\approx|\\simeq)", cell) or not _OPERATION.search(before) or \
                     re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+|(?<![A-Za-z\\])e(?=\s*\^)", "", tex)):
                 continue
             for c in chains(tex):
