@@ -213,3 +213,10 @@ def test_the_row_of_a_matrix_in_matrix_notation(row, status):
     doc = (r"$$S = \begin{pmatrix} 0.5 & 0.5 & 1 \\ 1 & 1.5 & -0.5 \end{pmatrix}, \quad A = \mathrm{softmax}(S).$$"
            + "\n\n" + rf"$$A_{{2\cdot}} \approx {row}.$$" + "\n")
     assert verdicts(doc, 3) == [status]
+
+
+def test_a_row_of_a_section_that_gives_no_matrix_of_its_own_is_not_computed():
+    doc = ("# Exercise 1\n\n" + r"$$S = \begin{pmatrix} 1 & 0 \\ 0 & 1 \end{pmatrix}, \quad A = \mathrm{softmax}(S).$$"
+           + "\n\n# Exercise 2\n\n" + r"$$S = \begin{pmatrix} 5 & \cdot \\ \ln 3 & 0 \end{pmatrix}$$ (masked)." + "\n\n"
+           + r"So $A_{1\cdot} = (1, 0)$ and $A_{2\cdot} = (3/4, 1/4)$." + "\n")
+    assert "wrong" not in verdicts(doc, 9)  # S of exercise 2 is not read: exercise 1's A is another example's

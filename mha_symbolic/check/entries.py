@@ -68,6 +68,10 @@ def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     if re.search(r"\(\s*\d+\s*,\s*(?:\d+|:)\s*\)\s*$", tex[at]) and \
             not getattr(doc.definitions.get(base), "is_Matrix", False):
         return None  # f(1, 2): a function's arguments, unless f is a matrix the document gave
+    if re.search(r"(?:\\cdot|\\bullet|\*|·)\s*\}\s*$|\)\s*$", tex[at]) and not any(
+            doc.bound_in.get(name, (-1,))[0] >= doc.section_paragraph for name in doc.definitions):
+        return ("unchecked", f"{tex[at]}: this section gives no matrix of its own (its numbers may be another "
+                "example's), so the row is not computed", None, "")
     other = tex[1 - at]
     try:
         stated = _literal(doc.read(other))
