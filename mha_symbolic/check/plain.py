@@ -166,8 +166,8 @@ def shape_chain(tex: str) -> bool:
     (a local computation of shapes, written in tuples or with ``x`` between the sizes)."""
     from .shapes import shape_product
 
-    if re.search(r"\d\.\d|\([^()]*,[^()]*,[^()]*\)", tex):  # (0.5, 0.5): values; (2, 8, 10, 64): batched
-        return False  # (:func:`.tracing.shape_products` reads a batched product)
+    if re.search(r"\d\.\d", tex) or any(m.group(0).count(",") > 1 for m in re.finditer(r"\([^()]*\)", tex)):
+        return False  # (0.5, 0.5): values; (2, 8, 10, 64): batched (:func:`.tracing.shape_products` reads that)
     products = [shape_product(side) for side in re.split(r"=|\\approx", tex)]
     return all(p is not None for p in products) and any(len(p or []) > 1 for p in products) and len(products) > 1
 
