@@ -220,3 +220,18 @@ def test_a_row_of_a_section_that_gives_no_matrix_of_its_own_is_not_computed():
            + "\n\n# Exercise 2\n\n" + r"$$S = \begin{pmatrix} 5 & \cdot \\ \ln 3 & 0 \end{pmatrix}$$ (masked)." + "\n\n"
            + r"So $A_{1\cdot} = (1, 0)$ and $A_{2\cdot} = (3/4, 1/4)$." + "\n")
     assert "wrong" not in verdicts(doc, 9)  # S of exercise 2 is not read: exercise 1's A is another example's
+
+
+# ----- the plain-text runs these readers start from (each case kills a mutant mutmut left alive in plain.py) ------
+@pytest.mark.parametrize("sentence, runs", [
+    ("as the bound (rank(QKᵀ) ≤ min(3, 2) = 2) predicts", [r"\mathrm{rank}(QK^T) \le \min(3, 2) = 2"]),
+    ("so ([3, 1, 3] = [1, 0, 2] + [2, 1, 1], as said) holds",
+     [r"\begin{bmatrix}3 & 1 & 3\end{bmatrix} = \begin{bmatrix}1 & 0 & 2\end{bmatrix} + "
+      r"\begin{bmatrix}2 & 1 & 1\end{bmatrix}"]),
+    ("so e^22.3 ≈ 5 billion here", [r"e^{22.3} \approx 5 \times 10^{9}"]),  # a one-digit number keeps its scale
+    ("row 2: (e^0.5, e²)/(e^0.5 + e²) = (0.3775, 0.6225)", [r"(e^{0.5}, e^{2})/(e^{0.5} + e^{2}) = (0.3775, 0.6225)"]),
+])
+def test_the_formula_runs_of_a_sentence(sentence, runs):
+    from mha_symbolic.check.plain import formula_runs
+
+    assert [r.strip() for r in formula_runs(sentence)] == runs
