@@ -52,6 +52,9 @@ from .numbers import (  # noqa: F401  (shared with the other rooms through this 
 )
 from .read import top_level_split
 
+#: a rank written in any of the documents' spellings (other languages' are made \mathrm{rank} first)
+_RANK = re.compile(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b")
+
 
 def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, read: list[Any] | None = None
           ) -> tuple[str, Verdict3] | None:
@@ -133,7 +136,7 @@ def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, r
     form = judge_softmax_form(doc, sides_tex, ops)
     if form is not None:
         return "formula", form
-    if any(re.search(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b", s) for s in sides_tex):
+    if any(_RANK.search(s) for s in sides_tex):
         return "rank", _rank(doc, sides_tex, ops, text)
     if any(re.search(r"\\mathbb\{R\}|ℝ", s) for s in sides_tex):
         return "shape", _shape(doc, sides_tex, ops)
@@ -248,7 +251,7 @@ def _size_links(doc: DocumentModel, tex: list[str], ops: list[str]) -> Verdict3 
     verdicts = []
     run: list[int] = []
     for i in [*range(len(tex)), len(tex)]:
-        if i < len(tex) and not re.search(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b", tex[i]):
+        if i < len(tex) and not _RANK.search(tex[i]):
             run.append(i)
             continue
         if len(run) >= 2:

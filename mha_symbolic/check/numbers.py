@@ -301,18 +301,29 @@ def _balls_meet(a: Any, a_tex: str, b: Any, b_tex: str) -> bool:
     return all(x.overlaps(y) for x, y in zip(A, B, strict=True))
 
 
-def _corners_meet(side: str, stated: Any, stated_tex: str) -> bool:
+def numbers_only(tex: str, functions: bool = True) -> bool:
+    r"""No name in ``tex``: numbers, operators, LaTeX commands and matrix environments, and (with ``functions``)
+    the exponential's e (``e^{3.18}``) and scientific notation (``4.31e15``) -- a computation from what it writes."""
+    names = r"\\(?:begin|end)\{\w+\}|\\[A-Za-z]+"
+    if functions:
+        names += r"|(?<![A-Za-z\\])e(?=\s*\^)|(?<=\d)[eE](?=[-+]?\d)"
+    return not re.search(r"[A-Za-z]", re.sub(names, "", tex))
+
+
+def _corners_meet(side: str, stated: Any, stated_tex: str, min_places: int | None = None,
+                  functions: bool = False) -> bool:
     """Numbers only (``0.6698 \\cdot (2, 0) + 0.3302 \\cdot (0, 4) \\approx (1.3395, 1.3210)``), whose reading
     multiplies out before its decimals can be widened as balls: the side is read again at every corner of its rounded
     decimals (three places or more, at most four of them: :func:`.balls.corners`), and each stated entry must lie
-    within the range of its corners, widened by half a unit of its own last place."""
+    within the range of its corners, widened by half a unit of its own last place.  With ``functions`` (a result
+    through exp, a root or a log, :func:`.plain.holds_if_rounded`) decimals of ``min_places`` places or more are
+    widened and the side need not hold an operator."""
     from .balls import MIN_PLACES, corners, half_unit
 
     target = _literal(stated)
-    bare = re.sub(r"\\(?:begin|end)\{\w+\}|\\[A-Za-z]+", "", side)  # numbers, matrices and operators only
-    texts = corners(side, MIN_PLACES, most=4)
-    if texts is None or target is None or re.search(r"[A-Za-z]", bare) or \
-            not re.search(r"[-+*/]|\\cdot|\\times", side):  # (a bare decimal is a ball of its own: _balls_meet)
+    texts = corners(side, MIN_PLACES if min_places is None else min_places, most=4)
+    if texts is None or target is None or not numbers_only(side, functions) or \
+            not functions and not re.search(r"[-+*/]|\\cdot|\\times", side):  # (a bare decimal: _balls_meet)
         return False
     values: list[Any] = []
     for text in texts:

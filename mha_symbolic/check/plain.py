@@ -133,7 +133,9 @@ def numeric_function(tex: str) -> bool:
     ``\exp(2) \approx 7.389``): no name in it but the functions', so it is computed from what it writes."""
     if not re.search(r"\\(?:sqrt|exp|log|ln)\b|(?<![A-Za-z\\])e\s*\^", tex):
         return False
-    return not re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+|(?<![A-Za-z\\])e(?=\s*\^)|(?<=\d)[eE](?=[-+]?\d)", "", tex))
+    from .numbers import numbers_only
+
+    return numbers_only(tex)
 
 
 def holds_if_rounded(doc: DocumentModel, sides: list[str], ops: list[str]) -> bool:
@@ -141,22 +143,17 @@ def holds_if_rounded(doc: DocumentModel, sides: list[str], ops: list[str]) -> bo
     places) may be anywhere in the interval it rounds from?  ``e^{3.18} \approx 24.1`` does (3.18 is 36/√128
     rounded; e^3.1820 = 24.09), ``e^{3.18} \approx 12.1`` does not.  Used before a computation through a function
     is called wrong: an author who rounded an operand and computed on with its exact value is not wrong."""
-    from sympy import N
-
-    from .balls import corners
+    from .numbers import _corners_meet, _holds, _stated_places
 
     for k, op in enumerate(ops):
         if op not in ("eq", "approx"):
             continue
-        ends = corners(sides[k], min_places=1) or [sides[k]]
         try:
-            values = [float(N(doc.read(t))) for t in ends]
-            stated = float(N(doc.read(sides[k + 1])))
+            value, stated = doc.read(sides[k]), doc.read(sides[k + 1])
         except (MHASymbolicError, ValueError, TypeError, ArithmeticError, RecursionError):
             return False
-        places = re.search(r"\.(\d+)\s*$", sides[k + 1].strip())
-        slack = 0.5 * 10 ** -len(places.group(1)) if places else 0.5
-        if not min(values) - slack <= stated <= max(values) + slack:
+        if not _holds(value, stated, op, _stated_places(sides[k], sides[k + 1], op)) and \
+                not _corners_meet(sides[k], stated, sides[k + 1], min_places=1, functions=True):
             return False
     return True
 

@@ -31,7 +31,7 @@ from ..errors import MHASymbolicError
 from ..statements._base import agrees, shown
 from .judge import _places, _value, judge
 from .model import DocumentModel
-from .numbers import _worst
+from .numbers import _worst, numbers_only
 from .read import top_level_split
 from .softmax_tables import judge_softmax_table
 
@@ -192,7 +192,7 @@ def _continued_cells(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
         for before, cell in zip(cells, cells[1:], strict=False):
             tex = f"{before.strip('$ ')} {cell.strip('$ ')}"
             if not re.match(r"\$?\s*(?:=|≈|\\approx|\\simeq)", cell) or not _OPERATION.search(before) or \
-                    re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+|(?<![A-Za-z\\])e(?=\s*\^)", "", tex)):
+                    not numbers_only(tex):
                 continue
             for c in chains(tex):
                 try:

@@ -854,15 +854,8 @@ class Tracer:
         stand in it) is compared with the next; a side that is not arithmetic is left out."""
         flow = _matmul_flow(comment)
         if flow is not None:  # "# (2, 8, 10, 64) @ (2, 8, 64, 10) -> (2, 8, 10, 10)": the comment's own arithmetic
-            a, b, stated, got = flow
-            if got is None:
-                self.add(line, "wrong", f"{_shape_text(a)} @ {_shape_text(b)} cannot be multiplied ({a[-1]} columns "
-                         f"against {b[-2]} rows)", "shape")
-            elif got != stated:
-                self.add(line, "wrong", f"{_shape_text(a)} @ {_shape_text(b)} is {_shape_text(got)}, not "
-                         f"{_shape_text(stated)}", "shape", _shape_text(got))
-            else:
-                self.add(line, "correct", f"{_shape_text(a)} @ {_shape_text(b)} is {_shape_text(got)}", "shape")
+            status, message, expected = _flow_verdict(flow)
+            self.add(line, status, message, "shape", expected)
             return
         sides = _arithmetic_sides(comment)
         if sides is None:
@@ -1525,20 +1518,20 @@ def shape_products(text: str) -> list[tuple[str, str, str | None]]:
     >>> shape_products("so (2, 8, 10, 64) @ (2, 8, 64, 10) = (2, 8, 10, 64) per batch")[0][0]
     'wrong'
     """
-    out: list[tuple[str, str, str | None]] = []
-    for m in _PRODUCT.finditer(text):
-        flow = _matmul_flow(m.group(0).replace("×", "@").replace("\\times", "@"))
-        if flow is None or max(len(flow[0]), len(flow[1])) < 3:
-            continue
-        a, b, stated, got = flow
-        product = f"{_shape_text(a)} @ {_shape_text(b)}"
-        if got is None:
-            out.append(("wrong", f"{product} cannot be multiplied ({a[-1]} columns against {b[-2]} rows)", None))
-        elif got != stated:
-            out.append(("wrong", f"{product} is {_shape_text(got)}, not {_shape_text(stated)}", _shape_text(got)))
-        else:
-            out.append(("correct", f"{product} is {_shape_text(got)}", None))
-    return out
+    flows = [_matmul_flow(m.group(0).replace("×", "@").replace("\\times", "@")) for m in _PRODUCT.finditer(text)]
+    return [_flow_verdict(f) for f in flows if f is not None and max(len(f[0]), len(f[1])) >= 3]
+
+
+def _flow_verdict(flow: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]
+                  ) -> tuple[str, str, str | None]:
+    """(status, message, expected) of a product of shapes and the result written for it (:func:`_matmul_flow`)."""
+    a, b, stated, got = flow
+    product = f"{_shape_text(a)} @ {_shape_text(b)}"
+    if got is None:
+        return "wrong", f"{product} cannot be multiplied ({a[-1]} columns against {b[-2]} rows)", None
+    if got != stated:
+        return "wrong", f"{product} is {_shape_text(got)}, not {_shape_text(stated)}", _shape_text(got)
+    return "correct", f"{product} is {_shape_text(got)}", None
 
 
 def _result_shapes(comment: str) -> list[list[str]]:
