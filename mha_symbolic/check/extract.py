@@ -74,6 +74,7 @@ from ._statements import printing_names, statements
 from .grids import grids, is_python
 from .numerals import scaled
 from .octave import is_transcript
+from .sessions import commands, is_session, sessions
 
 __all__ = ["Piece", "extract"]
 
@@ -298,9 +299,29 @@ def _table_row(cells: list[Token], line: int, columns: tuple[str, ...], caption:
     return pieces
 
 
+def _session(source: str, first: int, cell: int | None) -> list[Piece]:
+    """The commands of a ``>>>`` session whose first line is line ``first + 1``: each a block of code traced with
+    what it printed (:mod:`.sessions`)."""
+    pieces: list[Piece] = []
+    for line, code, printed, at in commands(source):
+        new = _code(code, first + line, cell)
+        shown = (printed, first + at + 1) if printed is not None and at is not None else None
+        program = next((q for q in new if q.kind == "program"), None)
+        if program is None:
+            new.insert(0, Piece("program", code, first + line + 1, cell, value=shown))
+        else:
+            new[new.index(program)] = replace(program, value=shown)
+        pieces += new
+    return pieces
+
+
 def _markdown(src: str, cell: int | None) -> list[Piece]:
     lines = src.split("\n")
     pieces: list[Piece] = []
+    for start, end in sessions(src):  # ">>> x" in the text: a Python session, never nested quotes
+        pieces += _session("\n".join(lines[start:end]), start, cell)
+        lines[start:end] = [""] * (end - start)
+    src = "\n".join(lines)
     caption, head, row, row_line = "", False, [], 1  # the current table
     columns: tuple[str, ...] = ()
     last_program: Piece | None = None  # the block of code an output listing just after it shows the output of
@@ -330,6 +351,9 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
             if info in _MATH_FENCES:
                 pieces += _math(token.content, first + 1, True, token.content.strip(), cell)
                 continue
+            if is_session(token.content):  # a Python session: its commands and what each printed
+                pieces += _session(token.content, first, cell)
+                continue
             drawn = [] if info in ("matlab", "octave", "m") or is_transcript(token.content) else grids(token.content)
             listing = kind == "fence" and info in _LISTING_FENCES
             if listing and last_program is not None:
@@ -340,7 +364,8 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
                 valued = {q.line for q in new if q.kind in ("code", "output") and (q.value is not None or
                                                                                     is_python(q.text))}  # the code's
                 gridded = {first + 1 + line for line, _, grid, _ in drawn if grid}
-                new = [q for q in new if q.line not in gridded]  # a grid's first row alone is not its value
+                new = [q for q in new if q.line not in gridded  # a grid's first row alone is not its value,
+                       and (q.kind != "code" or q.line in valued)]  # and a line that is no Python is no code
                 context = _around(lines, where[0], where[1])
                 new += [Piece("math", tex, first + 1 + line, cell, display=True, sentence=context, clause=tex,
                               matrix_lines=tuple(first + 1 + k for k in rows))
