@@ -97,7 +97,24 @@ def code_statement(doc: DocumentModel, p: Any, emit: Any) -> None:
         if key is not None and p.kind != "output" and not _is_input(key):  # not the model's matrix
             doc.opaque.add(p.name.strip())
         return
-    _code_matrix(doc, p, emit, key, _matrix(p.value))
+    M = _matrix(p.value)
+    if key is None and M is not None and len(M) > 1 and p.kind != "output" and \
+            (name := re.fullmatch(r"\s*([a-z])_?(\d*)\s*", p.name or "")):
+        _code_value(doc, p, emit, name.group(1) + (f"_{{{name.group(2)}}}" if name.group(2) else ""), M)
+        return
+    _code_matrix(doc, p, emit, key, M)
+
+
+def _code_value(doc: DocumentModel, p: Any, emit: Any, name: str, M: ImmutableMatrix) -> None:
+    """``z = [2, 1, 0, -1]``: a vector or matrix of numbers the code gives a lower-case name that is none of the
+    model's.  It binds the name as ``$z = (2, 1, 0, -1)$`` does in the text, in the same scope, so that later
+    lines computing with it (``softmax(z) ≈ [...]``) are local computations."""
+    from sympy import latex as sympy_latex
+
+    got = judge(doc, [name, sympy_latex(M)], ["eq"], p.text)
+    if got is not None:
+        kind, (status, message, expected, basis) = got
+        emit(p.line, p.text, status, message, expected, kind, basis)
 
 
 def _is_input(key: str) -> bool:

@@ -70,9 +70,13 @@ def judge_flops(doc: Any, text: str) -> tuple[str, str, str | None, str] | None:
     m = _FLOPS.search(s)
     if not m:
         return None
-    stage = next(((key, what) for pattern, key, what in _STAGES if re.search(pattern, s[:m.start()], re.I)), None)
+    named = [(key, what) for pattern, key, what in _STAGES if re.search(pattern, s[:m.start()], re.I)]
+    stage = named[0] if named else None
     if stage is None:
         return None
+    if {"S_1", "head_1"} <= {key for key, _ in named}:  # "the core (QK^T + AV) costs N FLOPs": both products
+        return ("unchecked", "the sentence counts both the scores and the weighted sum (QK^T and AV) together, of one "
+                "head or all: not one step's count", None, "")
     if s[:m.start()].rstrip().endswith(("·", "*", "×", "/", "^", "+", "-", "−", "⋅")):  # 2·n²·128 FLOPs: the
         return ("unchecked", f"{stage[1]}: the amount is an expression ending in {m.group(1)}, not a number of FLOPs",
                 None, "")  # number is the last factor of a formula, not the amount

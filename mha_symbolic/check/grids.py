@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["grids", "is_python"]
+__all__ = ["grids", "is_python", "plain_formulas"]
 
 #: a named grid's first line: ``name = [ 1  0 ]`` (the name may be a product: ``head₁ · W_O¹``)
 _FIRST = re.compile(r"^\s*(?P<lhs>[^\W\d][^=\[\]]{0,60}?)\s*(?P<op>=|≈)\s*\[(?P<row>[^\[\];]*)\]\s*$")
@@ -86,9 +86,10 @@ def _cut(line: str) -> list[str]:
     return parts + [line[start:]]
 
 
-def _formulas(line: str) -> list[str]:
+def _formulas(line: str, alone: bool = False) -> list[str]:
     """The plain formulas of one line of the block (``q₁ = (1, 0), q₂ = (2, −1);   k₁ = (1, 1)``, ``q₁·k₁ = 1·1 +
-    0·1 = 1           q₁·k₂ = 0.5``), each as LaTeX (:func:`.plain.formula_line`); a part with words is none."""
+    0·1 = 1           q₁·k₂ = 0.5``), each as LaTeX (:func:`.plain.formula_line`); a part with words is none.
+    A part that opens a drawing (``p ≈ [0.6, 0.4]``) is one only ``alone`` (no row of a grid follows it)."""
     from .plain import formula_line
 
     out = []
@@ -98,9 +99,15 @@ def _formulas(line: str) -> list[str]:
         pieces = [part]
         if part.count("=") > 1 and re.search(r"\),\s*[^\W\d]", part):  # q₁ = (1, 0), q₂ = (2, −1): two bindings
             pieces = re.split(r"(?<=\)),\s*(?=[^\W\d])", part)
-        out += [tex for x in pieces if x.strip() and not _FIRST.match(x)  # (a row of a drawing: not a formula)
+        out += [tex for x in pieces if x.strip() and (alone or not _FIRST.match(x))  # (a row of a drawing: no formula)
                 and (tex := formula_line(x.strip())) is not None]
     return out
+
+
+def plain_formulas(line: str) -> list[str]:
+    """The formulas of one line of plain text written side by side (``W_Q = [1 0; 0 1]    W_K = [0 1; 1 0]``), cut
+    at semicolons and wide gaps outside brackets, each as LaTeX."""
+    return _formulas(line, alone=True)
 
 
 def _lhs(text: str) -> str:
@@ -141,7 +148,9 @@ def grids(source: str) -> list[tuple[int, str, bool, tuple[int, ...]]]:
                 while j < len(column) and (nxt := _NEXT.match(column[j])) and (more := _row(nxt.group("row"))):
                     rows.append(more)
                     j += 1
-                if len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows):  # (one row: the code reader's)
+                if len(rows) == 1:  # one row, no drawing: a plain formula (what the code reader read is its own)
+                    found += [(group[i], a, tex, False, ()) for tex in _formulas(column[i], alone=True)]
+                elif all(len(r) == len(rows[0]) for r in rows):
                     body = r" \\ ".join(" & ".join(r) for r in rows)
                     found.append((group[i], a, f"{_lhs(first.group('lhs'))} {first.group('op')} "
                                   rf"\begin{{bmatrix}} {body} \end{{bmatrix}}", True,

@@ -59,7 +59,51 @@ _RANK = re.compile(r"\\(?:mathrm|operatorname|text)\{rank\}|\\rank\b")
 def judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, read: list[Any] | None = None
           ) -> tuple[str, Verdict3] | None:
     """(kind, verdict) for one chain, or None when it states nothing checkable (a lone name).  ``read``: the
-    sides already read (code read through ``ast``), ``sides_tex`` then only names them in messages."""
+    sides already read (code read through ``ast``), ``sides_tex`` then only names them in messages.
+
+    A chain the model cannot evaluate (``qK^T = (1+0+2, 0+2) = (3, 2)`` where the sizes are not fixed) is still
+    judged on its links of written numbers alone: they are a local computation, and need no model."""
+    try:
+        return _judge(doc, sides_tex, ops, text, read)
+    except MHASymbolicError:
+        if read is not None or len(sides_tex) < 3:
+            raise
+        run = numbers_run(sides_tex, ops)
+        if run is None:
+            raise
+        a, b = run
+        got = _judge(doc, sides_tex[a:b], ops[a:b - 1], text, None)
+        if got is None or got[1][0] == "unchecked":
+            raise
+        kind, (status, message, expected, basis) = got
+        return kind, (status, f"{message} (its links of written numbers, computed alone)", expected, basis)
+
+
+#: a name given a vector of numbers in a sentence (``s = (2, 1, 0)``): a lower-case letter, perhaps with a subscript
+VECTOR_NAME = re.compile(r"\s*[a-z](?:_\{?\w+\}?)?\s*")
+#: what a side of written numbers may hold besides digits: arithmetic, roots, fractions, brackets, matrices
+_ARITHMETIC = re.compile(r"\\(?:cdot|times|frac|dfrac|tfrac|sqrt|left|right|begin\{[pbv]?matrix\}|end\{[pbv]?matrix\})")
+
+
+def numbers_run(sides_tex: list[str], ops: list[str]) -> tuple[int, int] | None:
+    """The longest run of two or more neighbouring sides of written numbers only, joined by = or ≈."""
+    numeric = [bool(re.search(r"\d", t)) and not re.search(r"[A-Za-z]", _ARITHMETIC.sub(" ", t))
+               and not re.match(r"\s*0\d", t) for t in sides_tex]  # (096: the tail of 4,096 cut at its comma)
+    best: tuple[int, int] | None = None
+    start = None
+    for k in range(len(sides_tex) + 1):
+        joined = k < len(sides_tex) and numeric[k] and (start is None or ops[k - 1] in ("eq", "approx"))
+        if joined and start is None:
+            start = k
+        elif not joined and start is not None:
+            if k - start >= 2 and (best is None or k - start > best[1] - best[0]):
+                best = (start, k)
+            start = k if k < len(sides_tex) and numeric[k] else None
+    return best
+
+
+def _judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, read: list[Any] | None = None
+           ) -> tuple[str, Verdict3] | None:
     if read is not None:
         return _judge_read(doc, read, sides_tex, ops)
     sides_tex = [re.sub(r"\\(?:mathrm|operatorname|text)\{(?:rg|Rang|rango|posto)\}", r"\\mathrm{rank}", t)

@@ -721,7 +721,7 @@ class DocumentModel:
         text = canonical_tex(text, self.zero_based)
         text = self._named_arguments(text)
         for name, value in self.definitions.items():
-            if name[:1].isupper() and _numeric_matrix(value) and re.search(
+            if _numeric_matrix(value) and (name[:1].isupper() or value.rows == value.cols > 1) and re.search(
                     rf"(?<![\\A-Za-z])(?:e\s*\^\s*\{{?|\\exp\s*(?:\\left)?\(?)\s*{re.escape(name)}(?![\w'])", text):
                 raise ParseError(f"e^{{{name}}} of the matrix {name}: the document does not say whether it means the "
                                  "entrywise exponential or the matrix exponential")
@@ -748,10 +748,11 @@ class DocumentModel:
         return got
 
     def _named_arguments(self, text: str) -> str:
-        r"""A vector of numbers the document named in lower case (``z = (2, 1, 0.1)``), standing alone as the argument
-        of softmax: that vector, written out (``\mathrm{softmax}(z)``).  Elsewhere a lower-case name stays a name
-        (``q \cdot k``, ``q^T k`` are inner products of vectors, read by the engine's rules)."""
-        if "softmax" not in text:
+        r"""A row of numbers the document named in lower case (``z = (2, 1, 0.1)``), standing alone as the argument
+        of a function: written out in softmax (``\mathrm{softmax}(z)``), entrywise in ``\exp(z)``/``e^{z}``, its
+        largest or smallest entry in ``\max(z)``/``\min(z)``.  Elsewhere a lower-case name stays a name (``q \cdot
+        k``, ``q^T k`` are inner products of vectors, read by the engine's rules)."""
+        if not re.search(r"softmax|exp|e\^|\\max|\\min", text):
             return text
         for name, value in self.definitions.items():
             if name[:1].islower() and _numeric_matrix(value) and value.rows == 1:
@@ -759,6 +760,14 @@ class DocumentModel:
                     r"\\end{bmatrix}"  # (a replacement template: its backslashes doubled)
                 text = re.sub(rf"(softmax\}}?\s*(?:\\left)?\(\s*){re.escape(name)}(\s*(?:\\right)?\))",
                               r"\g<1>" + written + r"\g<2>", text)
+                if value.cols > 1:  # max(s), min(s): its largest, its smallest entry; exp(s): entrywise (a matrix
+                    for op, pick in (("max", max), ("min", min)):  # exponential needs a square)
+                        text = re.sub(rf"\\{op}\s*(?:\\left)?\(\s*{re.escape(name)}\s*(?:\\right)?\)",
+                                      sympy_latex(pick(value)).replace("\\", "\\\\"), text)
+                    entries = r"\\begin{bmatrix}" + " & ".join(f"e^{{{sympy_latex(x)}}}" for x in value).replace(
+                        "\\", "\\\\") + r"\\end{bmatrix}"
+                    text = re.sub(rf"\\exp\s*(?:\\left)?\(\s*{re.escape(name)}\s*(?:\\right)?\)|"
+                                  rf"(?<![\\A-Za-z])e\s*\^\s*\{{\s*{re.escape(name)}\s*\}}", entries, text)
         return text
 
     def _definition(self, name: str) -> Any:

@@ -131,6 +131,8 @@ def normalise(tex: str) -> str:
 
     >>> normalise("X ∈ ℝ^{2×4}, rank(A) ≤ 2, x = −1, d_model")
     'X \\in \\mathbb{R}^{2\\times4}, rank(A) \\le 2, x = -1, d_{model}'
+    >>> normalise("W_Q^i ∈ R^{d×d_k}")
+    'W_Q^i \\in \\mathbb{R}^{d\\times d_k}'
     >>> normalise(r"\left.\frac{a}{b}\,\right|_{x} \displaystyle\sum")
     '\\frac{a}{b}\\right|_{x} \\sum'
     """
@@ -143,6 +145,7 @@ def normalise(tex: str) -> str:
     t = re.sub(r"(?<=[A-Za-z0-9}\)])\^(-?[0-9]+\.[0-9]+|-?[0-9]{2,}|-[0-9])(?![0-9.])", r"^{\1}", t)  # e^-0.6
     t = _sqrt(t)
     t = _LAYOUT.sub(_layout, t)
+    t = re.sub(r"(\\in\s*)R(?=\s*\^)", r"\1\\mathbb{R}", t)  # X ∈ R^{d×n} in plain text: the reals
     return _TRANSPOSE.sub("^T", t)
 
 

@@ -24,7 +24,7 @@ from sympy import (
 )
 
 from .._convert import as_sympy
-from ..errors import MHASymbolicError, ShapeError
+from ..errors import MHASymbolicError, ParseError, ShapeError
 from ..statements._base import agrees, shown
 from .model import DocumentModel, as_int, dim_name, numeric_matrix, written_transposed
 
@@ -196,7 +196,7 @@ def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: l
     restating it with another value contradicts itself, naming the line.  Only a literal right side (a number, a
     tuple or matrix of numbers) gives a name anew; a computed one is a claim about the name's value."""
     name = tex[0].strip()
-    if len(sides) != 2 or name not in doc.definitions or not _literal_value(tex[1]) or \
+    if len(sides) != 2 or name not in doc.definitions or not literal_value(tex[1]) or \
             not all(_numeric(v) for v in values) or values[0] == values[1]:
         return None
     was, scope, line = doc.definitions[name], doc.bound_in.get(name), doc.bound_line.get(name)
@@ -222,7 +222,7 @@ def _another_scope(doc: DocumentModel, name: str, reshaped: bool) -> bool:
     return reshaped or scope is None or not (scope[0] == doc.paragraph[0] and scope[1] in (0, doc.paragraph[1]))
 
 
-def _literal_value(tex: str) -> bool:
+def literal_value(tex: str) -> bool:
     return bool(_LITERAL.fullmatch(tex)) or numeric_matrix(tex) is not None
 
 
@@ -250,7 +250,7 @@ def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str
     for k, op in enumerate(ops):
         a, b = values[k], values[k + 1]
         places = _stated_places(tex[k], tex[k + 1], op)
-        holds = _holds(a, b, op, places)
+        holds = _holds(a, b, op, _entry_places(tex[k + 1], b, places))
         if holds is False and raw is not None and op in ("eq", "approx") and \
                 (_balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]) or _corners_meet(tex[k], b, tex[k + 1])):
             holds = True  # 0.2119 + 0.5761 + 0.2119 = 1: rounded terms, whose exact sum may well be 1
@@ -351,7 +351,33 @@ def _stated_places(left: str, right: str, op: str) -> int | None:
     return _places(left + " " + right)
 
 
-def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
+#: one entry of a written vector or matrix: a decimal, possibly in scientific notation
+_ENTRY_TEXT = re.compile(r"\s*[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*\\(?:times|cdot)\s*10\^\{?[-+]?\d+\}?)?\s*")
+
+
+def _entry_places(tex: str, value: Any, places: int | None) -> int | None | list[int | None]:
+    """Each entry of a written vector or matrix at its own precision (``(2.718, 1, 0.3679)``: 3 places, then 4), an
+    integer entry at ``places``; ``places`` itself when ``tex`` is no literal of ``value``'s entries."""
+    B = _literal(value)
+    if B is None or len(B) < 2:
+        return places
+    body = re.sub(r"\\(?:begin|end)\{[pbvBV]?matrix\}|\^\s*\{?(?:T|\\top)\}?|\\left|\\right", "", tex)
+    cells = re.split(r"[,&;]|\\\\", body.strip().strip("()[]").strip())
+    if len(cells) != len(B) or not all(_ENTRY_TEXT.fullmatch(c) for c in cells):
+        return places
+    return [places if (own := _places(c)) is None or places is None else min(own, places) for c in cells]
+
+
+def _nth(places: int | None | list[int | None], j: int) -> int | None:
+    return places[j] if isinstance(places, list) else places
+
+
+def _agree(V: Any, stated: Any, places: int | None | list[int | None]) -> bool:
+    """Every entry of ``V`` rounds to the stated one at its places (one for all, or each entry's own)."""
+    return all(agrees(x, y, _nth(places, j)) for j, (x, y) in enumerate(zip(V, stated, strict=True)))
+
+
+def _holds(a: Any, b: Any, op: str, places: int | None | list[int | None]) -> bool | None:
     if op in ("eq", "approx", "def"):
         A, B = _literal(a), _literal(b)
         if A is None or B is None:
@@ -361,7 +387,7 @@ def _holds(a: Any, b: Any, op: str, places: int | None) -> bool | None:
             from .units import to_last_digit
 
             return to_last_digit(A[0].evalf(30), int(B[0]))
-        return A.shape == B.shape and all(agrees(x, y, places) for x, y in zip(A, B, strict=True))
+        return A.shape == B.shape and _agree(A, B, places)
     if op == "ne":
         return not _holds(a, b, "eq", places)
     cmp = {"lt": lambda x, y: x < y, "le": lambda x, y: x <= y, "gt": lambda x, y: x > y,
@@ -473,6 +499,8 @@ def _value(doc: DocumentModel, e: Any, widen: Any = None) -> ImmutableMatrix:
     value = value.doit() if hasattr(value, "doit") else value
     if isinstance(value, MatrixExpr) and not value.free_symbols - set(value.atoms(Symbol)):
         value = value.as_explicit()
+    if not isinstance(value, (MatrixBase, Expr)):  # [V1; V2] read as a tuple of matrices: no matrix, no number
+        raise ParseError(f"{type(value).__name__} is neither a matrix nor a number")
     return ImmutableMatrix(value) if isinstance(value, MatrixBase) else ImmutableMatrix([[value]])
 
 
@@ -551,6 +579,13 @@ def _assume_head_blocks(doc: DocumentModel, tex: str, stated: ImmutableMatrix) -
     for i, block in enumerate(head_blocks(stated, h), start=1):
         if f"{name}_{i}" in steps and f"{name}_{i}" not in doc.values:
             doc.assumed[f"{name}_{i}"] = block
+
+
+def _written_matrix(e: Any) -> bool:
+    """Does ``e`` hold a matrix of numbers written out (``(1, 0, 1) W_Q``)?"""
+    from sympy import preorder_traversal
+
+    return any(isinstance(a, MatrixBase) for a in preorder_traversal(e)) if hasattr(e, "args") else False
 
 
 def _loose_weight(e: Any) -> bool:
@@ -801,7 +836,13 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                         verdicts.append(contradiction)
                         continue
                     bare = "".join(tex[i].replace("{", "").replace("}", "").split())
-                    named = re.fullmatch(r"(?:\\mathrm)?[A-Za-z]+(?:_\w+)?(?:\^\w+)?", bare)  # Q, H_1, \mathrm{head}_1
+                    named = re.fullmatch(r"(?:\\mathrm)?[A-Za-z]+(?:_\w+)?(?:\^\w)?", bare)  # Q, H_1, \mathrm{head}_1
+                    # (one superscript character: K_1^TQ_1 is a product, not a name)
+                    if not named and stated_shape is not None and V.shape != stated.shape and missing and \
+                            not _loose_weight(s) and not _written_matrix(s):  # (only the model's matrices in it)
+                        verdicts.append(("inconsistent", f"{tex[i]} is {V.rows} x {V.cols} by the model's shapes; the "
+                                         f"document states {stated.rows} x {stated.cols}", None, "proven"))
+                        continue  # K_1^T Q_1 = [3 x 3 numbers] where K_1^T Q_1 is 2 x 2: whatever the inputs
                     if i == 0 and len(sides) == 2 and missing and named and "X" in missing \
                             and not any(m in doc.values for m in missing) and op in ("eq", "approx"):
                         # Q = [numbers], H_1 = [numbers], where neither X nor the weights are given: where the
@@ -829,7 +870,19 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                         verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's own "
                                          f"value ({', '.join(missing)} declared, never given)", None, ""))
                         continue
+                    if i == 0 and named and missing == [bare] and op in ("eq", "approx"):
+                        # Q = W_Q X = [numbers] where what the model lacks is Q itself (no head index, X never read):
+                        # the document's own value of Q (kept for the model's step above)
+                        verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's "
+                                         "own value (the model does not compute it from what the document gives)",
+                                         None, ""))
+                        continue
                     _assume_head_blocks(doc, tex[i], stated)
+                    loose = [m for m in missing if re.fullmatch(r"W_[QKV]", m)]
+                    if loose and doc.known_dims().get("h") != 1:  # W_K X of a model with heads: which head's weight
+                        verdicts.append(("unchecked", f"{tex[i]}: {', '.join(loose)} without a head index, in a model "
+                                         "of several heads: which head's weight it is, is not said", None, ""))
+                        continue
                     what = ", ".join(missing) or "sizes the document does not fix"
                     verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
                                      "computed"))
@@ -844,7 +897,8 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 verdicts.append(("wrong", f"{tex[i]} is a {V.rows} x {V.cols} matrix, not a number", shown(V, places),
                                  "computed"))
                 continue
-            ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+            each = _entry_places(tex[k], stated, places)
+            ok = _agree(V, stated, each)
             masked = ""
             if not ok and not s.atoms(MatrixSymbol) and _balls_meet(s, tex[i], sides[k], tex[k]):
                 # softmax(3.5355, 1.4142) of scores rounded to 4 places: every rounding is carried (arb balls)
@@ -856,14 +910,14 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 causal = _causal_value(doc, s, stated, V)  # the document speaks of the causal mask: is its example one?
                 if causal is not None:
                     V, masked = causal, " with the causal mask the document describes"
-                    ok = all(agrees(x, y, places) for x, y in zip(V, stated, strict=True))
+                    ok = _agree(V, stated, each)
             elif doc.causal:
                 masked = " with the causal mask the document describes"
             scaled = re.fullmatch(r"\s*S(_\{?\s*\w+\s*\}?)\s*", tex[i]) if not ok and op != "ne" else None
             if scaled and "S" not in doc.renames and not doc.unscaled_s:
                 try:  # S_1 = [the scaled scores]: the document names the scaled scores S (as S_1 = Q_1 K_1^T / sqrt 2)
                     V2 = _value(doc, doc.read("S'" + scaled.group(1).replace(" ", "")))
-                    if V2.shape == stated.shape and all(agrees(x, y, places) for x, y in zip(V2, stated, strict=True)):
+                    if V2.shape == stated.shape and _agree(V2, stated, each):
                         V, ok = V2, True
                         masked = (f" as the model's scaled scores S'{scaled.group(1)} (the document's "
                                   f"{tex[i].strip()}; S is read as S' from here on)")
@@ -882,7 +936,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                 verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly{masked}: it equals the "
                                  f"stated value{at}, so the inequality does not hold", shown(V, places), "computed"))
             else:
-                bad = next(j for j, (x, y) in enumerate(zip(V, stated, strict=True)) if not agrees(x, y, places))
+                bad = next(j for j in range(len(V)) if not _agree(V[j:j + 1], stated[j:j + 1], _nth(each, j)))
                 r, c = divmod(bad, V.cols)
                 verdicts.append(("wrong", f"{tex[i]} = {shown(V, places)} computed exactly{masked}; entry ({r + 1}, "
                                  f"{c + 1}) differs{at}", shown(V, places), "computed"))

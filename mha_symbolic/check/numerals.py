@@ -26,6 +26,7 @@ written with (``2{,}359{,}296 \approx 2.36 \times 10^{6}`` holds; ``\approx 3.36
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = ["decimal_comma", "as_points", "scaled"]
 
@@ -53,8 +54,10 @@ _EVIDENCE = re.compile(r"(?<![\d.,\[({])(?:0,\d+|\d+,\d{1,2})\s*(?:[KMGTP]i?B|[K
 #: digits grouped by spaces (ordinary, no-break, thin or narrow no-break): 196 608, 5 368 709 120
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?![\d,])")
 #: in such a document every 1,5, 0,125 or 7{,}389 (LaTeX's decimal comma) is a decimal, its thousands being
-#: grouped by spaces; never (0,1) or [1,0] (a pair, a vector) nor 1,2,3 (a list)
-_COMMA_DECIMAL = re.compile(r"(?<![\d.,\[({])(\d+)(,)(\d+)(?![\d,\])}])|(?<![\d.,])(\d+)(\{,\})(\d+)(?![\d,])")
+#: grouped by spaces; never (0,1) or [1,0] (a pair, a vector) nor 1,2,3 (a list).  A comma and a space after it is
+#: the sentence's (``σ² = 0,25, so``); a tuple separated by semicolons holds decimals (``(0,66; 0,24)``)
+_COMMA_DECIMAL = re.compile(r"(?<![\d.,\[({])(\d+)(,)(\d+)(?![\d\])}]|,\d)|(?<=\()(\d+)(,)(\d+)(?=\s*;)"
+                            r"|(?:(?<=;)|(?<=;\s))(\d+)(,)(\d+)(?=\s*\))|(?<![\d.,])(\d+)(\{,\})(\d+)(?![\d,])")
 
 
 def decimal_comma(text: str) -> bool:
@@ -62,12 +65,57 @@ def decimal_comma(text: str) -> bool:
     return bool(_EVIDENCE.search(text))
 
 
+#: digits grouped by points, where the comma is the decimal mark (2.359.296, 49.152); no group starts with 0
+_DOTTED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d,]|\.\d)")
+#: a fence line of a Markdown code block, and an inline code span
+_FENCE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+
+
+def _outside_code(text: str, change: Any) -> str:
+    """``text`` with ``change`` applied to its prose and math only: fenced blocks and inline code stay as written
+    (code writes its decimals with a point whatever the language of the prose)."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            cuts = [0, *[x for m in _CODE_SPAN.finditer(line) for x in m.span()], len(line)]
+            spans = zip(cuts, cuts[1:], strict=False)
+            line = "".join(line[a:b] if k % 2 else change(line[a:b]) for k, (a, b) in enumerate(spans))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _grouped_twice(text: str) -> bool:
+    """Do the prose and math write some number with two groups of points (``2.359.296``)?"""
+    found = False
+
+    def look(part: str) -> str:
+        nonlocal found
+        found = found or any(m.group(0).count(".") > 1 for m in _DOTTED.finditer(part))
+        return part
+
+    _outside_code(text, look)
+    return found
+
+
+def _ungrouped(m: re.Match[str]) -> str:
+    digits = m.group(0).replace(".", "")
+    return digits + " " * (len(m.group(0)) - len(digits))
+
+
 def as_points(text: str) -> str:
-    """The document's numbers with a decimal point and no grouping, each line the same length."""
+    """The document's numbers with a decimal point and no grouping, each line the same length.  Thousands grouped
+    by points (``2.359.296``) are read as such where the prose and math group some number twice that way (a
+    notebook, whose text is JSON, keeps its points)."""
+    if not text.lstrip().startswith("{") and _grouped_twice(text):
+        text = _outside_code(text, lambda part: _DOTTED.sub(_ungrouped, part))
     text = _GROUPED.sub(lambda m: re.sub(r"\D", "", m.group(0)) + " " * (len(m.group(0)) -
                                                                          len(re.sub(r"\D", "", m.group(0)))), text)
     def point(m: re.Match[str]) -> str:
-        whole, mark, fraction = m.groups()[:3] if m.group(1) else m.groups()[3:]
+        at = next(k for k in (1, 4, 7, 10) if m.group(k))
+        whole, mark, fraction = m.group(at, at + 1, at + 2)
         return f"{whole}.{fraction}" + " " * (len(mark) - 1)
 
     text = _COMMA_DECIMAL.sub(point, text)

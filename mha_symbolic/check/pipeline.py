@@ -21,9 +21,10 @@ from . import scopes
 from .code import code_statement
 from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
-from .judge import judge
+from .judge import VECTOR_NAME, judge, numbers_run
 from .masks import CAUSAL_WORDS, drawn_causal, mask_prose
 from .model import DocumentModel, dim_name
+from .numbers import literal_value
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
 from .prose import LayerCount, count_said
@@ -114,7 +115,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
         def emit(line: int, tex: str, status: str, message: str, expected: str | None = None, kind: str = "",
                  basis: str = "", p: Any = p) -> None:
-            if status == "inconsistent" and basis == "proven" and (kind == "formula" or "inner sizes" in message) \
+            if status == "inconsistent" and basis == "proven" and (kind == "formula" or "inner sizes" in message
+                                                                  or "by the model's shapes" in message) \
                     and not (doc.rows or doc.columns or _rows_given(doc)):
                 status, expected, basis = "unchecked", None, ""  # K^T Q of a document that never said
                 message = (f"the document does not say that tokens are rows (X is n x d_model); in that convention: "
@@ -161,6 +163,11 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
 #: the entry a wrong matrix names first (numbers.py: "... computed exactly; entry (2, 3) differs")
 _ENTRY = re.compile(r"; entry \((\d+), \d+\) differs")
+_RELATIONS = {"eq": "=", "approx": r"\approx"}
+#: formulas written side by side in a line of plain text, three spaces or more apart
+_WIDE_GAP = re.compile(r"\S {3,}\S")
+#: a lower-case name in a sentence's formula (``s``, ``z_1``): a vector the document may have given
+_LOWER_NAME = re.compile(r"(?<![A-Za-z])[a-z](?:_\{?\w+\}?)?(?![A-Za-z])")
 
 
 def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
@@ -242,9 +249,13 @@ def _section_squares(doc: DocumentModel) -> dict[int, str]:
 
 
 def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
-    """Every side is plain arithmetic on numbers equal to the last (``512/16 = 32``); one side is trivially so."""
+    """Every side is plain arithmetic on numbers equal to the last (``512/16 = 32``), or on sizes its own paragraph
+    binds (``d_{model}/h = 64`` after ``d_{model} = 768``, ``h = 12`` there); one side is trivially so."""
+    own = {k: v for k, v in doc.dims.items() if doc.bound_in.get(k, (None,))[0] == doc.paragraph[0]}
     try:
         values = [doc.read(x) for x in sides]
+        values = [v.subs({s: own[name] for s in v.free_symbols if (name := dim_name(str(s))) in own})
+                  if hasattr(v, "free_symbols") else v for v in values]
         return all(getattr(v, "is_number", False) and (v - values[-1]).doit() == 0 for v in values)  # 32^2 = 1024
     except (MHASymbolicError, ValueError, TypeError, RecursionError):
         return False
@@ -288,16 +299,26 @@ def _drawn(p: Any) -> bool:
     return at > 0 and concluded(p.sentence[:at].rstrip("$ "))
 
 
+#: the input's space written in plain text, normalised: X \in \mathbb{R}^{d \times n}
+_PLAIN_SPACE = re.compile(r"(?<![A-Za-z])X\s*\\in\s*\\mathbb\{R\}\^\{([^{}]+)\}")
+
+
 def _declared_convention(pieces: list[Any]) -> dict[str, int]:
     r"""How the document stores its tokens, by how often it says so: the shape it declares for its input, a chain
     of a formula that starts at ``X`` and ends in a space ``\mathbb{R}^{a \times b}`` (``X \in \mathbb{R}^{d \times
     n}``): rows when ``a`` is the number of tokens and ``b`` the model width, columns the other way round; and each
     projection it writes, ``Q = W_Q X`` (columns) or ``Q = X W_Q`` (rows).  A document that mentions the other
     convention in passing ("in the row convention, $X \in \mathbb{R}^{n \times d}$") still has its own."""
+    from .normalise import normalise
     from .read import chains
 
     found = {"rows": 0, "columns": 0}
     for p in pieces:
+        if p.kind == "prose" and "X" in p.text and "$" not in p.text:  # "X ∈ R^{d × n}" written in plain text
+            for m in _PLAIN_SPACE.finditer(normalise(p.text)):
+                axes = [dim_name(a.strip()) for a in m.group(1).split("\\times")]
+                if axes in (["n", "d_model"], ["d_model", "n"]):
+                    found["rows" if axes[0] == "n" else "columns"] += 1
         if p.kind != "math" or "X" not in p.text:
             continue
         for c in chains(p.text):
@@ -376,6 +397,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
 
     if p.kind == "heading" or p.kind == "prose" and _BOLD_HEAD.fullmatch(p.text):
         doc.section_sizes = _section_sizes(doc, p.text)
+        if p.kind == "heading":  # (a bold line is prose too: its sentence reader binds what it states)
+            _heading_configuration(doc, p, emit)
     if p.kind == "heading":
         from .read import scope
 
@@ -583,6 +606,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         pass  # "| 4K tokens | 5 GB |" under a calculator's formula: that formula's amount for the line's tokens
     elif p.kind == "prose":
         from .plain import (
+            GREEK_PARAMETER,
             formula_line,
             formula_runs,
             holds_if_rounded,
@@ -614,7 +638,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         elif grouped_prose(here, p, emit) or mask_prose(here, p, emit) or flops_prose(here, p, emit):
             pass  # the grouping, the KV cache or the parameters of grouped-query attention; masked weights
         elif line is not None:  # a formula in plain text: judged like math
-            for c in chains(line):
+            from .grids import plain_formulas
+
+            parts = plain_formulas(p.text) if _WIDE_GAP.search(p.text) else []  # side by side: W_Q = [..]   W_K = [..]
+            for c in (c for part in (parts if len(parts) > 1 else [line]) for c in chains(part)):
                 got = judge(here, list(c.sides), list(c.ops), c.text)
                 if got is not None:
                     emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
@@ -624,23 +651,40 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 bare = re.sub(r"\\[A-Za-z]+|\^\s*\{?\s*(?:T|\\top)\s*\}?", " ", run)  # QK^T: the matrices Q and K
                 matrices = set(re.findall(r"[A-Z](?:_\{?\w+\}?)?", bare))
                 local = "bmatrix" in run or shape_chain(run) or numeric_function(run)  # from its own numbers
-                if not local and not (matrices and all(
-                        x.replace("{", "").replace("}", "") in here.definitions for x in matrices)):
-                    continue  # only what the sentence computes from numbers it writes or matrices the document gave
+                given_names = set(here.definitions)
+                upper = {x.replace("{", "").replace("}", "") for x in matrices}
+                lower = {x.replace("{", "").replace("}", "") for x in _LOWER_NAME.findall(bare)} & given_names
+                given = local or bool(upper | lower) and upper <= given_names  # or from what the document gave
                 for c in chains(run):  # judged on a copy: what a sentence defines or binds is the grammar's to read
+                    greek = bool(GREEK_PARAMETER.fullmatch(c.sides[0]))  # σ² = 0.5: a parameter, never a size
                     if len(c.sides) == 2 and re.fullmatch(r"\s*[A-Za-z][\w{}\\]*\s*", c.sides[0]) and \
-                            re.fullmatch(r"\s*[\d.,]+\s*", c.sides[1]):
+                            re.fullmatch(r"\s*[\d.,]+\s*", c.sides[1]) and not greek:
                         continue  # "L=24, T=2048, B=8": settings, the grammar's
+                    if len(c.sides) == 2 and list(c.ops) == ["eq"] and (greek and re.fullmatch(
+                            r"\s*[\d.]+\s*", c.sides[1]) or VECTOR_NAME.fullmatch(c.sides[0]) and
+                            "," in c.sides[1] and literal_value(c.sides[1])):
+                        got = judge(here, list(c.sides), list(c.ops), c.text)  # "the scores are s = (2, 1, 0)": the
+                        if got is not None:  # sentence names a vector of numbers in its scope, as math does
+                            emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+                        continue
+                    sides, ops, text = list(c.sides), list(c.ops), c.text
+                    if not given:  # only the links of written numbers: what the sentence computes from its own,
+                        span = numbers_run(sides, ops)  # shown as what was computed (never the claim around it)
+                        if span is None:
+                            continue
+                        sides, ops = sides[span[0]:span[1]], ops[span[0]:span[1] - 1]
+                        text = sides[0].strip() + "".join(f" {_RELATIONS[op]} {x.strip()}" for op, x in zip(
+                            ops, sides[1:], strict=True))
                     try:
-                        got = judge(scopes.with_sizes(here, {}), list(c.sides), list(c.ops), c.text)
+                        got = judge(scopes.with_sizes(here, {}), sides, ops, text)
                     except (MHASymbolicError, ValueError, TypeError, AttributeError, RecursionError):
                         continue  # a formula of a sentence the reader cannot follow: the sentence's other readers
                     if got is not None and got[1][0] == "wrong" and numeric_function(run) and \
-                            holds_if_rounded(here, list(c.sides), list(c.ops)):
-                        got = (got[0], ("unchecked", f"{c.text}: holds if its decimals are rounded values (computed "
+                            holds_if_rounded(here, sides, ops):
+                        got = (got[0], ("unchecked", f"{text}: holds if its decimals are rounded values (computed "
                                         "on with more places)", None, ""))
                     if got is not None and got[1][0] != "assumed":  # a value the document never gave: not here
-                        emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+                        emit(p.line, text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":
         emit(p.line, p.text, "unchecked", "a $$ that is never closed: the math after it was not read")
@@ -930,6 +974,24 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 #: a paragraph that is one bold question or numbered line ("**Q5. What does a causal mask look like for $n = 4$?**",
 #: "**3. Masks:**"): a heading; other bold lines ("**Answer: lower triangular.**") are not
 _BOLD_HEAD = re.compile(r"\s*(?:\*\*|__)(?:(?:Q|Question\s*)?\d+[.):]\s*[^\n]*|[^\n]*[?:])(?:\*\*|__)\s*", re.I)
+
+
+def _heading_configuration(doc: DocumentModel, p: Any, emit: Any) -> None:
+    """``## Worked example: d = 3, n = 4, h = 2``: the sizes a heading states are its section's configuration.  In a
+    document that has fixed none of them yet they are the document's, bound in the heading's scope (a later section
+    that states others starts another example); otherwise :func:`_section_sizes` judges the section in them."""
+    from .prose import _plain
+    from .read import settings
+
+    if doc.section_sizes:
+        return
+    stated = {s.name: int(s.value) for s in settings(_plain(p.text)) if s.name in _LOCAL_SIZES}
+    known = doc.known_dims()
+    if not stated or any(known.get(name) is not None for name in stated):
+        return
+    for name, value in stated.items():
+        doc.bind_dim(name, value)
+        emit(p.line, p.text, "given", f"sets {name} = {value} (the configuration its heading states)", kind="setting")
 
 
 def _section_sizes(doc: DocumentModel, heading: str) -> dict[str, int]:

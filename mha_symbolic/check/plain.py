@@ -52,6 +52,7 @@ def formula_line(text: str) -> str | None:
 
     text = re.sub(r"(?<![\\{])\b[A-Za-z]+(?:_[A-Za-z]+)+\b", size, text)
     text = text.replace("**", "^")  # code's power: 1024**2, d_k**0.5
+    text = re.sub(r"(?<![\d.,(\[])\d{1,3}(?:,\d{3})+(?![\d,)\]])", lambda m: m.group(0).replace(",", ""), text)  # 4,096
     tex = normalise(re.sub(r"\s+\(\s*\d+\s*[×x]\s*\d+\s*\)\s*$", "", text.strip().rstrip(".,;")))  # "(4 × 2)"
     tex = re.sub(r"(?<=\d)\s*x\s*(?=\d)", r" \\times ", tex)  # "(3 x 3) * (3 x 2) = 3 x 2": sizes by an ASCII x
     tex = re.sub(r"(?<=\))\s*[x@]\s*(?=\()", r" \\times ", tex)  # "(10, 64) x (64, 10)", "(10, 64) @ (64, 10)"
@@ -65,6 +66,18 @@ def formula_line(text: str) -> str | None:
 #: a word of a sentence, not of its mathematics: a lower-case or capitalised word of two letters or more, or an
 #: acronym of three, that is not a name of the mathematics (softmax, rank, det, ...)
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]{3,}")
+
+
+def _is_word(bare: str) -> bool:
+    """A word of the sentence in any language (``são``, ``für``, ``শব্দ``): letters, the later ones not capitals,
+    none a modifier letter (``dₖ`` is d_k) and none Greek (``α``, ``σ`` are the mathematics')."""
+    if bare.isascii():
+        return bool(_WORD.fullmatch(bare))
+    import unicodedata
+
+    return len(bare) >= 2 and bare.isalpha() and not any(
+        c.isupper() or unicodedata.category(c) == "Lm" or "\u0370" <= c <= "\u03ff" for c in bare[1:]) and \
+        not "\u0370" <= bare[0] <= "\u03ff"
 
 
 def formula_runs(text: str) -> list[str]:
@@ -87,7 +100,7 @@ def formula_runs(text: str) -> list[str]:
     tokens = text.split()
     for i, token in enumerate(tokens):
         bare = token.strip(".,;:!?()\"'")
-        if _WORD.fullmatch(bare) and bare.lower() not in _VOCABULARY:
+        if _is_word(bare) and bare.lower() not in _VOCABULARY:
             runs.append((" ".join(current), " ".join(tokens[i:]) if current and current[-1][-1:].isdigit() else ""))
             current = []
         else:
@@ -96,6 +109,7 @@ def formula_runs(text: str) -> list[str]:
     out = []
     for run, after in runs:
         run = re.sub(r"^\(?\d+\)?\s*:\s*", "", run.strip(" ,;:."))  # "Row 2: e^0.5 ≈ 1.6487": the label is the prose's
+        run = re.sub(r"^(?i:softmax|attention|head|model)\s+(?=[^\W\d])", "", run)  # "for softmax p = ...": a noun
         whole = formula_line(run) if _RELATION.search(run) else None
         if whole is not None and after and scaled(whole, " " + after) != whole:  # "e^20 ≈ 485 million": its scale
             if numeric_function(whole):
@@ -113,9 +127,19 @@ def formula_runs(text: str) -> list[str]:
         if not _RELATION.search(run):  # "128 KB x 2 = 256 KB" is the prose's arithmetic (prose_amounts)
             continue
         tex = formula_line(run)
-        if tex is not None and (re.search(r"[A-Z\[√]|rank|det|softmax|min|max", named) or numeric_function(tex)):
-            out.append(tex)
+        if tex is not None and (re.search(r"[A-Z\[√]|rank|det|softmax|min|max", named) or numeric_function(tex)
+                                or _TUPLE.search(tex) and not _TIMES_TUPLE.search(tex) or GREEK_PARAMETER.match(tex)):
+            out.append(tex)  # (a tuple of numbers is a vector, never a size; a Greek letter names a parameter)
     return out
+
+
+#: a parameter named by a Greek letter, perhaps squared (``σ² = 0.5`` is ``\sigma^{2} = 0.5``): never a size
+GREEK_PARAMETER = re.compile(r"\s*\\(?:alpha|beta|gamma|delta|epsilon|lambda|mu|sigma|tau)(?![A-Za-z])"
+                             r"\s*(?:\^\s*\{?\s*2\s*\}?)?\s*")
+#: tuples multiplied, (2, 8, 10, 64) @ (2, 8, 64, 10): shapes, the shape readers' (tracing.shape_products)
+_TIMES_TUPLE = re.compile(r"\)\s*(?:\\times|@|×)\s*\(")
+#: a tuple of two or more numbers written in a sentence's formula: (2, 1, 0)
+_TUPLE = re.compile(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d")
 
 
 def _closes_at_end(run: str) -> bool:
@@ -173,6 +197,10 @@ def math_words(tex: str) -> str:
     """Function names written as words in plain text (softmax, head, rank, min) as LaTeX commands."""
     tex = re.sub(r"(?<![\\A-Za-z{])sqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", tex)  # sqrt(2), sqrt(d_k)
     tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head)(?![A-Za-z])", r"\\mathrm{\1}", tex)
+    # a matrix numbered by its head as code names it: W_Q1 is W_Q^1, Q1 is Q_1, head2 is head_2 (never Q times 1)
+    tex = re.sub(r"(?<![\\A-Za-z_^{])W(?:_\{([QKV])(\d{1,2})\}|_?([QKV])(\d{1,2})(?![\w.]))",
+                 lambda m: f"W_{m.group(1) or m.group(3)}^{{{m.group(2) or m.group(4)}}}", tex)
+    tex = re.sub(r"(?<![\\A-Za-z_^{\d.])([A-Z]|\\mathrm\{head\})(\d{1,2})(?![\w.])", r"\1_{\2}", tex)
     tex = re.sub(r"(?<![\\A-Za-z{])(log|ln)(?=\s*[\d(])", r"\\\1 ", tex)  # log 2, ln(2)
     return re.sub(r"(?<![\\A-Za-z{])(min|max|exp|det)(?=\s*\()", r"\\\1", tex)
 

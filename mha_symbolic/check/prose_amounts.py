@@ -4,21 +4,21 @@ r"""Arithmetic written in prose, judged from its own numbers: ``128 KB × 131,07
 Explanation
 ===========
 
-A chain is a run of numbers joined by ``× x * · / + −`` with relations ``= ≈ ~`` between its sides, each number
-optionally followed by a unit of memory (bytes, KB, KiB, MB, MiB, GB, GiB, TB, TiB).  A side's units are moved
-to its end (``128 KB × 131,072`` is ``128 \cdot 131072`` KB), so :func:`.units.judge_amounts` compares the sides in
-either reading of the decimal units; a chain without units is exact arithmetic at the precision each side is
-written with.  Inline code that holds only arithmetic (```2 · 24 · 1024 · 2``` bytes) is read like the prose around it.
-A chain is read only whole: one preceded or followed by an operator, or by a word inside the
-product ("80 layers × 64 heads × 128 × 2 B = ..."), is the tail of something longer and is not read, and a side
-with two different units is not read.
+A chain is a run of numbers (a square or cube written ``512²`` or ``512^2``) joined by ``× x * · / + −``
+with relations ``= ≈ ~`` between its sides, each number optionally followed by a unit of memory (bytes, KB, KiB,
+MB, MiB, GB, GiB, TB, TiB).  A side's units are moved to its end (``128 KB × 131,072`` is ``128 \cdot 131072``
+KB), so :func:`.units.judge_amounts` compares the sides in either reading of the decimal units; a chain without
+units is exact arithmetic at the precision each side is written with.  Inline code that holds only arithmetic
+(```2 · 24 · 1024 · 2``` bytes) is read like the prose around it.  A chain is read only whole: one preceded or
+followed by an operator, or by a word inside the product ("80 layers × 64 heads × 128 × 2 B = ..."), is the tail of
+something longer and is not read, and a side with two different units is not read.
 
 >>> [c[0] for c in prose_chains("At 128K tokens: 128 KB × 131,072 = 16.7 GB just for the KV cache.")]
 [['128 \\cdot 131072 \\text{KB}', '16.7 \\text{GB}']]
 >>> prose_chains("2(K,V)*80 layers*64 heads*128*2 B = 2,621,440 B = 2.62 MB"), prose_chains("327 680 · 4 = 1 310 720")
 ([], [])
->>> prose_chains("that is 786,432 = 3·512², i.e. 64/2048 = 3.125 % and $6 \\cdot 7 / 2 = 21$")
-[]
+>>> [c[0] for c in prose_chains("that is 786,432 = 3·512², i.e. 64/2048 = 3.125 % and $6 \\cdot 7 / 2 = 21$")]
+[['786432', '3 \\cdot 512^{2}']]
 >>> prose_chains("2 x 80 x 8 x 128 x 2 = 327,680 = 0.33MB / token x 131072 = 42.95GB")
 []
 >>> prose_chains("An 80 GB card holds 80 × 10^9 / 2^30 ≈ 74.5 GiB")  # 30 is an exponent, not an amount
@@ -43,7 +43,7 @@ __all__ = ["prose_chains", "judge_prose_amounts"]
 
 _UNITS = "(?:" + "|".join(sorted([*_BINARY, *_DECIMAL, *_FLOPS], key=len, reverse=True)) + ")"  # units.py's units
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e\d{1,2}(?![\w.]))?"  # 54e9: 54 x 10^9
-_TERM = rf"(?:{_NUM})(?:\s*{_UNITS}(?![\w]))?"
+_TERM = rf"(?:{_NUM})(?:\^[23](?![\d.])|[²³])?(?:\s*{_UNITS}(?![\w]))?"  # 1024², 1024^2: a square (2^30 no amount)
 _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
 _REL = r"\s*(?:=(?:\s*(?:about|approximately|roughly)\b)?|≈|~|≃)\s*"  # "= about 329,589": approximately
 _SIDE = rf"{_TERM}(?:{_OP}{_TERM})*"
@@ -68,6 +68,7 @@ def _side_tex(side: str) -> str | None:
     bare = re.sub(rf"\s*{_UNITS}(?![\w])", "", side)
     bare = re.sub(r"(?<=\d),(?=\d{3})", "", bare)
     bare = re.sub(r"(\d)e(\d{1,2})\b", r"\1 \\cdot 10^{\2}", bare)  # 54e9
+    bare = bare.replace("²", "^{2}").replace("³", "^{3}")
     bare = re.sub(r"\s*(?:×|\*|·|⋅|\bx\b)\s*", r" \\cdot ", bare).replace("−", "-")
     return bare.strip() + (f" \\text{{{'bytes' if units == {'B'} else next(iter(units))}}}" if units else "")
 

@@ -97,6 +97,7 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
         # "Q_1 = X WQ_1 has shape 2 x 3": the factors right before the subject the grammar read belong to it
         before = re.search(r"(?:(?<![\w^'])[A-Z](?:[A-Z0-9'ᵀ]|[_^][\w()]+)*\s*(?:[*·/]\s*)?)+$", plain[:at])
         subject = math_words(normalise((before.group(0) if before else "") + claim.subject))
+        subject = re.sub(r"([_^])(\([^()]*\))", r"\1{\2}", subject)  # W_Q^(i): the plain text's W_Q^{(i)}
         got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % claim.dims], ["in"], p.text)
         if got is not None and got[1][0] != "unchecked":
             emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])

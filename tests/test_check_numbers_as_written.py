@@ -1,0 +1,117 @@
+"""Numbers as the document writes them: its decimal mark and digit grouping, each entry of a vector at its own
+places, links of written numbers computed alone, and amounts whose subject is more than one step."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_symbolic import check_text
+from mha_symbolic.check.numerals import as_points, decimal_comma
+
+
+def verdicts(text: str, line: int) -> list[str]:
+    return [f.status for f in check_text(text, isolate=False).findings if f.line == line]
+
+
+PT = ("# Contagem\n\n"
+      "Com dₖ = 64 e σ² = 0,5 temos σ⁴ = 0,25.\n\n"
+      "Cada cabeça tem W_Q^{{(i)}} ∈ ℝ^{{768×64}}, ou seja, 768 · 64 = {per_head} parâmetros.\n\n"
+      "Total: $4 \\cdot 768^2 = 2.359.296$ parâmetros.\n")
+
+
+@pytest.mark.parametrize("per_head, status", [("49.152", "correct"), ("49.512", "wrong")])
+def test_points_group_thousands_where_the_comma_is_the_decimal_mark(per_head, status):
+    doc = PT.format(per_head=per_head)
+    assert verdicts(doc, 5) == [status]
+    assert verdicts(doc, 7) == ["correct"]
+
+
+def test_points_stay_decimals_elsewhere():
+    # no comma decimal, or a point grouping that never occurs twice, or code: a point is a decimal point
+    assert as_points("d = 1.536 and 49.152") == "d = 1.536 and 49.152"
+    text = "σ² = 0,5 e 2.359.296\n```\nx = 1.536\n```\n`y = 2.304` e 2.304\n"
+    assert decimal_comma(text)
+    assert as_points(text) == "σ² = 0.5 e 2359296  \n```\nx = 1.536\n```\n`y = 2.304` e 2304 \n"
+    assert as_points('{"cells": [], "x": "σ² = 0,5 e 2.359.296"}') == '{"cells": [], "x": "σ² = 0.5 e 2.359.296"}'
+
+
+def test_a_decimal_comma_before_punctuation_and_in_semicolon_tuples():
+    assert as_points("σ² = 0,25, desvio √0,25 = 0,5.") == "σ² = 0.25, desvio √0.25 = 0.5."
+    assert as_points("α ≈ (0,6652; 0,2447; 0,0900), soma 1,5 GiB") == "α ≈ (0.6652, 0.2447, 0.0900), soma 1.5 GiB"
+    assert as_points("x = (0,1) e [1,0] e 1,2,3; 0,5 GiB") == "x = (0,1) e [1,0] e 1,2,3; 0.5 GiB"
+
+
+@pytest.mark.parametrize("written, status", [
+    ("qKᵀ = (1+0+2+1, 0+0+2+0, 1+0+0−1) = (4, 2, 0)", "correct"),
+    ("qKᵀ = (1+0+2+1, 0+0+2+0) = (4, 3)", "wrong"),
+    ("Raw scores: qKᵀ = (1+0+2+1, 0+0+2+0, 1+0+0−1) = (4, 2, 1).", "wrong"),
+])
+def test_links_of_written_numbers_are_judged_without_the_model(written, status):
+    # the model cannot evaluate qK^T here (no sizes): the link of written numbers is a local computation
+    assert verdicts(f"# Scores\n\n{written}\n", 3) == [status]
+
+
+def test_an_argument_of_a_function_is_no_size_binding():
+    from mha_symbolic.check.read import constraints, settings
+
+    assert settings("the maximum min(d_v, n) = 2 allowed") == []
+    assert constraints("min(d_v, n) <= 5") == []
+    assert [s.name for s in settings("the sizes (d_k = 64) and (n = 5)")] == ["d_k", "n"]
+    doc = "# Example\n\n$n = 4$ tokens and $d_v = 2$.\n\nrank(H1) = 2, the maximum min(d_v, n) = 2.\n"
+    assert "inconsistent" not in verdicts(doc, 5)
+
+
+def test_a_sentence_opening_at_a_configuration_binds_its_sizes():
+    from mha_symbolic.check.prose import scope
+
+    assert scope("At GPT-2-small scale (n = 1024, d_model = 768, h = 12, d_k = 64), QK^T costs") == \
+        {"n": 1024, "d_model": 768, "h": 12, "d_k": 64}
+    assert scope("At most 8 heads share one key.") == {} and scope("Look at GPT-2 (n = 5) here.") == {}
+
+
+def test_flops_of_both_products_together_are_not_one_steps():
+    doc = ("# Cost\n\nWith $n = 5$, $d_{model} = 16$ and $h = 4$ heads.\n\n"
+           "The core (QK^T + AV) costs 1600 FLOPs per layer.\n")  # 2 x 4 heads x 200
+    assert "wrong" not in verdicts(doc, 5)
+    one = "# Cost\n\nWith $n = 5$, $d_{model} = 16$ and $h = 4$ heads.\n\nThe scores QK^T of one head cost 999 FLOPs.\n"
+    assert verdicts(one, 5) == ["wrong"]  # one step named: judged
+
+
+@pytest.mark.parametrize("written, status", [
+    ("2·1024²·64 = 134,217,728 FLOPs per head.", "correct"),
+    ("2·1024²·64 = 67,108,864 FLOPs per head.", "wrong"),
+    ("2·1024^2·64 = 67,108,864 FLOPs per head.", "wrong"),
+])
+def test_a_power_in_prose_arithmetic_is_read(written, status):
+    from mha_symbolic.check.prose_amounts import judge_prose_amounts
+
+    assert [v[0] for v in judge_prose_amounts(written)] == [status]
+
+
+def test_a_number_followed_by_a_letter_binds_no_size():
+    from mha_symbolic.check.prose import scope
+
+    assert scope("at $n = 2d = 1536$ tokens, and beyond") == {} and scope("with n = 2d the parts") == {}
+    doc = ("# FLOPs\n\n$n = 128$ and $d = 768$.\n\n"
+           "The quadratic part catches up when $4 n^2 d = 8 n d^2$, i.e. at $n = 2d = 1536$ tokens.\n")
+    assert "wrong" not in verdicts(doc, 5)
+
+
+def test_thousands_separators_in_a_sentences_formula():
+    doc = "# GQA\n\nSo K and V are each a quarter as wide as Q: 1,024 / 4,096 = 1/4.\n"
+    assert set(verdicts(doc, 3)) == {"correct"}
+    assert "wrong" in verdicts("# GQA\n\nSo K and V are narrower than Q: 1,024 / 4,096 = 1/2.\n", 3)
+
+
+def test_a_power_of_two_that_names_a_unit_is_no_amount():
+    from mha_symbolic.check.prose_amounts import judge_prose_amounts
+
+    got = judge_prose_amounts("Units: 1 KiB = 1024 bytes, 1 MiB = 2^20 bytes, 1 GiB = 2^30 bytes.")
+    assert [v[0] for v in got] == ["correct"]  # 1 KiB = 1024 bytes; 2^20 and 2^30 are the units' own powers
+
+
+def test_the_input_space_written_in_plain_text_declares_the_convention():
+    # "X ∈ R^{d × n}" (a plain R, tokens as columns) is read, and it says the document's convention
+    doc = ("# Notes\n\nThe input is X ∈ R^{d × n}: d features (rows) by n tokens (columns).\n\n"
+           "Scores. S = Kᵀ Q / √d_k ∈ R^{n × n}.\n")
+    assert verdicts(doc, 3) == ["correct"] and verdicts(doc, 5) == ["correct"]
