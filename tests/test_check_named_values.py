@@ -183,3 +183,9 @@ def test_a_weight_without_a_head_index_in_a_model_of_heads_is_no_missing_input()
            "$d_{model} = 4$, $n = 3$, $h = 2$.\n\n"
            "$$K = W_K X = \\begin{bmatrix} 0 & 1 & 1 \\\\ 1 & 2 & 3 \\end{bmatrix}$$\n")
     assert verdicts(doc, 7) == ["unchecked"]
+
+
+def test_a_shape_claim_on_a_product_whose_first_factor_is_not_read_is_no_claim_on_the_last():
+    doc = ("# Rank\n\nWith $d_{model} = 512$ and $h = 8$, $W_Q^{(i)} \\in \\mathbb{R}^{512 \\times 64}$.\n\n"
+           "The matrix $W_K^{(i)\\top} W_Q^{(i)}$ is $d \\times d$, but it factors through $\\mathbb{R}^{d_k}$.\n")
+    assert "inconsistent" not in verdicts(doc, 5) and "wrong" not in verdicts(doc, 5)

@@ -66,7 +66,8 @@ def test_a_sentence_opening_at_a_configuration_binds_its_sizes():
 
     assert scope("At GPT-2-small scale (n = 1024, d_model = 768, h = 12, d_k = 64), QK^T costs") == \
         {"n": 1024, "d_model": 768, "h": 12, "d_k": 64}
-    assert scope("At most 8 heads share one key.") == {} and scope("Look at GPT-2 (n = 5) here.") == {}
+    assert scope("At n = 1024 the cost is 5.") == {"n": 1024}
+    assert scope("At most 8 heads share one key.") == {} and scope("Look at n = 5 here.") == {}
 
 
 def test_flops_of_both_products_together_are_not_one_steps():
@@ -115,3 +116,20 @@ def test_the_input_space_written_in_plain_text_declares_the_convention():
     doc = ("# Notes\n\nThe input is X ∈ R^{d × n}: d features (rows) by n tokens (columns).\n\n"
            "Scores. S = Kᵀ Q / √d_k ∈ R^{n × n}.\n")
     assert verdicts(doc, 3) == ["correct"] and verdicts(doc, 5) == ["correct"]
+
+
+def test_a_model_named_with_digits_opens_a_condition():
+    from mha_symbolic.check.prose import scope
+
+    assert scope("For LLaMA-7B at n = 2048: 274 + 68 = 342") == {"n": 2048}
+    doc = ("# FLOPs\n\nFor BERT-base at its maximum n = 512: 8 × 512 × 768² = 2,415,919,104.\n"
+           "For LLaMA-7B at n = 2048: 8 × 2048 × 4096² = 274,877,906,944 FLOPs per layer.\n")
+    assert "inconsistent" not in verdicts(doc, 4)
+
+
+@pytest.mark.parametrize("second, status", [("1.4621", "correct"), ("1.5621", "wrong")])
+def test_a_combination_of_named_rows_with_rounded_weights(second, status):
+    # 0.2689·v₁ + 0.7311·v₂ with the exact weights e/(e+e²)...: 1.4621, where the rounded weights give 1.4622
+    doc = ("# Outputs\n\nTake v₁ = (1, 0, 2, 0) and v₂ = (0, 2, 0, 1).\n\n"
+           f"    o₁ = 0.2689·v₁ + 0.7311·v₂ = (0.2689, {second}, 0.5379, 0.7311)\n")
+    assert verdicts(doc, 5) == [status]

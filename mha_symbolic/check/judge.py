@@ -314,7 +314,7 @@ def _size_links(doc: DocumentModel, tex: list[str], ops: list[str]) -> Verdict3 
             if not all(v.is_number for v in values):
                 return None
             verdicts.append(_compare_chain(values, ops[run[0]:run[-1]], [tex[j] for j in run], "computed",
-                                           raw=sides))
+                                           raw=sides, doc=doc))
         run = []
     return _worst(verdicts) if verdicts else None
 

@@ -128,7 +128,7 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             isinstance(sides[0], Symbol) and dim_name(str(sides[0])) is None and ops[0] in ("eq", "def"):
         # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a name for what follows, whose arithmetic is judged; the name is not
         # kept (Z = e^1 + e^0 for one row, Z = e^2 + e^1 for the next)
-        return _compare_chain(values[1:], ops[1:], tex[1:], "computed", raw=sides[1:])
+        return _compare_chain(values[1:], ops[1:], tex[1:], "computed", raw=sides[1:], doc=doc)
     if any(not v.is_number for v in values):
         if not all(op == "eq" for op in ops):
             doc.constrained |= {dim_name(str(s)) or "" for v in values for s in v.free_symbols}
@@ -138,7 +138,8 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             return _compare_chain(general, ops, tex, "proven")  # d_k = d_model / h: the model's definition
         start = next((i for i in range(len(values)) if all(v.is_number for v in values[i:])), len(values))
         if len(values) - start >= 2 and start > 0:  # d_k = d_x / h = 4/1 = 2: its arithmetic is judged alone
-            tail = _compare_chain(values[start:], ops[start:], tex[start:], "computed", raw=sides[start:])
+            tail = _compare_chain(values[start:], ops[start:], tex[start:], "computed", raw=sides[start:],
+                                  doc=doc)
             if tail[0] == "wrong":
                 return _unbind(doc, bound, tail)
         free = sorted({str(s) for v in values for s in v.free_symbols})
@@ -146,14 +147,16 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
             return ("correct", f"its arithmetic holds ({tail[1]}); {', '.join(free)} the document does not fix",
                     None, "computed")
         return "unchecked", f"depends on {', '.join(free)}, which the document does not fix", None, ""
-    threshold = _threshold(sides, ops, tex, values)
+    threshold = _threshold(sides, ops, tex, values, doc)
     if threshold is not None:
         return threshold
-    got = _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides)
+    got = _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides,
+                         doc=doc)
     return _unbind(doc, bound, got) if got[0] == "wrong" else got  # a wrong d_k = 4/1 = 2 binds nothing
 
 
-def _threshold(sides: list[Any], ops: list[str], tex: list[str], values: list[Any]) -> Verdict3 | None:
+def _threshold(sides: list[Any], ops: list[str], tex: list[str], values: list[Any], doc: DocumentModel | None = None
+               ) -> Verdict3 | None:
     """``n > 2d = 1536`` where the document's n is 512: a size compared with a number written out is a threshold
     (the sizes for which something holds), not a claim that the document's own size passes it.  Its arithmetic is
     judged (``2d = 1536``); the comparison with the size is not, when the size does not pass it.  None when the
@@ -170,7 +173,8 @@ def _threshold(sides: list[Any], ops: list[str], tex: list[str], values: list[An
     if _holds(values[pair[0]], values[pair[1]], op, _stated_places(tex[pair[0]], tex[pair[1]], op)) is not False:
         return None
     if len(values[rest]) >= 2:
-        tail = _compare_chain(values[rest], ops[rest] if at == 0 else ops[:-1], tex[rest], "computed", raw=sides[rest])
+        tail = _compare_chain(values[rest], ops[rest] if at == 0 else ops[:-1], tex[rest], "computed", raw=sides[rest],
+                              doc=doc)
         if tail[0] == "wrong":
             return tail
     written = tex[0].strip() + "".join(f" {_OPS.get(op, op)} {t.strip()}" for op, t in zip(ops, tex[1:], strict=True))
@@ -246,14 +250,16 @@ def _by_definition(doc: DocumentModel, values: list[Any]) -> list[Any] | None:
 
 
 def _compare_chain(values: list[Any], ops: list[str], tex: list[str], basis: str, given_if: Any = False,
-                   raw: list[Any] | None = None) -> Verdict3:
+                   raw: list[Any] | None = None, doc: DocumentModel | None = None) -> Verdict3:
     for k, op in enumerate(ops):
         a, b = values[k], values[k + 1]
         places = _stated_places(tex[k], tex[k + 1], op)
         holds = _holds(a, b, op, _entry_places(tex[k + 1], b, places))
         if holds is False and raw is not None and op in ("eq", "approx") and \
-                (_balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]) or _corners_meet(tex[k], b, tex[k + 1])):
-            holds = True  # 0.2119 + 0.5761 + 0.2119 = 1: rounded terms, whose exact sum may well be 1
+                (_balls_meet(raw[k], tex[k], raw[k + 1], tex[k + 1]) or _corners_meet(tex[k], b, tex[k + 1]) or
+                 doc is not None and _corners_meet(written_out(doc, tex[k]), b, tex[k + 1])):
+            holds = True  # 0.2119 + 0.5761 + 0.2119 = 1: rounded terms, whose exact sum may well be 1 (and
+            # 0.2689·v_1 + 0.7311·v_2 with the rows the document named written out)
         if holds is False:
             base = _other_log_base(a, b, op, places, tex[k] + tex[k + 1])
             if base is not None:
@@ -337,6 +343,18 @@ def _corners_meet(side: str, stated: Any, stated_tex: str, min_places: int | Non
     slack = half_unit(_places(stated_tex))
     return all(min(v[i] for v in values) - slack <= target[i] <= max(v[i] for v in values) + slack
                for i in range(len(target)))
+
+
+def written_out(doc: DocumentModel, tex: str) -> str:
+    """``tex`` with each lower-case name of a row of numbers the document gave written out as that row (``v_{1}`` as
+    ``(1, 0, 2)``), so that a combination of them is arithmetic on written numbers."""
+    for name, value in doc.definitions.items():
+        if name[:1].islower() and isinstance(value, MatrixBase) and value.rows == 1 and all(x.is_number for x in value):
+            row = "(" + ", ".join(str(x) for x in value) + ")"
+            base, _, sub = name.partition("_")  # v_1 and v_{1} are one name
+            spelled = re.escape(base) + (rf"_\{{?{re.escape(sub.strip('{}'))}\}}?" if sub else "")
+            tex = re.sub(rf"(?<![\\A-Za-z]){spelled}(?![\w{{])", row.replace("\\", "\\\\"), tex)
+    return tex
 
 
 def _stated_places(left: str, right: str, op: str) -> int | None:
@@ -945,7 +963,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
     run = [i for i in stated_at if i - 1 in stated_at or i + 1 in stated_at]  # a_1 ≈ (4.1/25.1, ...) ≈ (0.16, ...)
     if len(run) >= 2 and run == list(range(run[0], run[-1] + 1)):  # the numbers written on either side of each other
         verdicts.append(_compare_chain([_literal(sides[i]) for i in run], ops[run[0]:run[-1]], tex[run[0]:run[-1] + 1],
-                                       "computed", raw=[sides[i] for i in run]))
+                                       "computed", raw=[sides[i] for i in run], doc=doc))
         owners.append(run[0])
     first = _input_key(doc, tex[0]) or (str(sides[0]) if isinstance(sides[0], MatrixSymbol) else None)
     if first not in doc.confirmed:  # a name the document used as the model does cannot be redefined here

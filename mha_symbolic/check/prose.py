@@ -251,7 +251,7 @@ _SETTING_NEEDS = (tuple(_SIZES) + tuple(_LABELS) + ("COUNTED_NOUN", "ONE_TOKEN",
 #: what a bound needs: a bound word (else an inequality: one of RELATION's signs but "=" and "≈")
 _BOUND_NEEDS = (("BOUND_WORD", "BETWEEN"),)
 #: what a condition or a head or token scope needs: its word, and a number or an ordinal
-_SCOPE_NEEDS = (("CONDITION_WORD", "AT_WORD", "CONDITION_VERB", "HEAD_WORD", "TOKEN", "ONE_TOKEN"),
+_SCOPE_NEEDS = (("CONDITION_WORD", "CONDITION_VERB", "HEAD_WORD", "TOKEN", "ONE_TOKEN"),
                 ("DIGITS", "NUMBER_WORD", "ORDINAL"))
 
 
@@ -595,8 +595,7 @@ def _parsed(piece: str) -> tuple[tuple[int, Statement], ...]:
 #: the words a condition, a head scope or a token scope holds, how far before them such a form may start (the
 #: clause mark before "with"; "for the second" before "head") and how far after them it may reach (a condition's
 #: bindings; "head 2's")
-_SCOPE_WORDS = {"CONDITION_WORD": (3, 240), "AT_WORD": (3, 240), "CONDITION_VERB": (3, 240), "HEAD_WORD": (40, 16),
-                "TOKEN": (40, 16)}
+_SCOPE_WORDS = {"CONDITION_WORD": (3, 240), "CONDITION_VERB": (3, 240), "HEAD_WORD": (40, 16), "TOKEN": (40, 16)}
 
 
 @lru_cache(maxsize=8192)
