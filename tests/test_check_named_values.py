@@ -189,3 +189,9 @@ def test_a_shape_claim_on_a_product_whose_first_factor_is_not_read_is_no_claim_o
     doc = ("# Rank\n\nWith $d_{model} = 512$ and $h = 8$, $W_Q^{(i)} \\in \\mathbb{R}^{512 \\times 64}$.\n\n"
            "The matrix $W_K^{(i)\\top} W_Q^{(i)}$ is $d \\times d$, but it factors through $\\mathbb{R}^{d_k}$.\n")
     assert "inconsistent" not in verdicts(doc, 5) and "wrong" not in verdicts(doc, 5)
+
+
+@pytest.mark.parametrize("weights, status", [(SOFTMAX, "correct"), ("0.6439, 0.2369, 0.0321, 0.0871", "wrong")])
+def test_a_named_row_is_one_name_with_or_without_braces(weights, status):
+    doc = f"Let $z_1 = (2, 1, 0, -1)$.\n\nThen $\\mathrm{{softmax}}(z_{{1}}) \\approx ({weights})$.\n"
+    assert verdicts(doc, 3) == [status]

@@ -202,6 +202,16 @@ def _numeric_matrix(value: Any) -> bool:
         all(getattr(x, "is_number", False) for x in value)
 
 
+def spelled(name: str) -> str:
+    r"""A pattern for a name as documents write it: ``v_1`` and ``v_{1}`` are one name.
+
+    >>> bool(re.fullmatch(spelled("v_1"), "v_{1}")), bool(re.fullmatch(spelled("v_{1}"), "v_1"))
+    (True, True)
+    """
+    base, _, sub = name.partition("_")
+    return re.escape(base) + (rf"_\{{?{re.escape(sub.strip('{}'))}\}}?" if sub else "")
+
+
 def numeric_matrix(tex: str) -> ImmutableMatrix | None:
     r"""``\begin{bmatrix} 1 & -0.5 \\ 2 & 3 \end{bmatrix}`` (any matrix environment) of plain decimals as an
     exact matrix, or None when the text is anything else.
@@ -758,16 +768,16 @@ class DocumentModel:
             if name[:1].islower() and _numeric_matrix(value) and value.rows == 1:
                 written = r"\\begin{bmatrix}" + " & ".join(sympy_latex(x) for x in value).replace("\\", "\\\\") + \
                     r"\\end{bmatrix}"  # (a replacement template: its backslashes doubled)
-                text = re.sub(rf"(softmax\}}?\s*(?:\\left)?\(\s*){re.escape(name)}(\s*(?:\\right)?\))",
+                text = re.sub(rf"(softmax\}}?\s*(?:\\left)?\(\s*){spelled(name)}(\s*(?:\\right)?\))",
                               r"\g<1>" + written + r"\g<2>", text)
                 if value.cols > 1:  # max(s), min(s): its largest, its smallest entry; exp(s): entrywise (a matrix
                     for op, pick in (("max", max), ("min", min)):  # exponential needs a square)
-                        text = re.sub(rf"\\{op}\s*(?:\\left)?\(\s*{re.escape(name)}\s*(?:\\right)?\)",
+                        text = re.sub(rf"\\{op}\s*(?:\\left)?\(\s*{spelled(name)}\s*(?:\\right)?\)",
                                       sympy_latex(pick(value)).replace("\\", "\\\\"), text)
                     entries = r"\\begin{bmatrix}" + " & ".join(f"e^{{{sympy_latex(x)}}}" for x in value).replace(
                         "\\", "\\\\") + r"\\end{bmatrix}"
-                    text = re.sub(rf"\\exp\s*(?:\\left)?\(\s*{re.escape(name)}\s*(?:\\right)?\)|"
-                                  rf"(?<![\\A-Za-z])e\s*\^\s*\{{\s*{re.escape(name)}\s*\}}", entries, text)
+                    text = re.sub(rf"\\exp\s*(?:\\left)?\(\s*{spelled(name)}\s*(?:\\right)?\)|"
+                                  rf"(?<![\\A-Za-z])e\s*\^\s*\{{\s*{spelled(name)}\s*\}}", entries, text)
         return text
 
     def _definition(self, name: str) -> Any:

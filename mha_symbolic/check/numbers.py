@@ -26,7 +26,7 @@ from sympy import (
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ParseError, ShapeError
 from ..statements._base import agrees, shown
-from .model import DocumentModel, as_int, dim_name, numeric_matrix, written_transposed
+from .model import DocumentModel, as_int, dim_name, numeric_matrix, spelled, written_transposed
 
 _OPS = {"eq": "=", "approx": "≈", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "ne": "≠", "def": ":="}
 Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
@@ -351,9 +351,7 @@ def written_out(doc: DocumentModel, tex: str) -> str:
     for name, value in doc.definitions.items():
         if name[:1].islower() and isinstance(value, MatrixBase) and value.rows == 1 and all(x.is_number for x in value):
             row = "(" + ", ".join(str(x) for x in value) + ")"
-            base, _, sub = name.partition("_")  # v_1 and v_{1} are one name
-            spelled = re.escape(base) + (rf"_\{{?{re.escape(sub.strip('{}'))}\}}?" if sub else "")
-            tex = re.sub(rf"(?<![\\A-Za-z]){spelled}(?![\w{{])", row.replace("\\", "\\\\"), tex)
+            tex = re.sub(rf"(?<![\\A-Za-z]){spelled(name)}(?![\w{{])", row.replace("\\", "\\\\"), tex)
     return tex
 
 
