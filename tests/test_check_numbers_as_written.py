@@ -133,3 +133,12 @@ def test_a_combination_of_named_rows_with_rounded_weights(second, status):
     doc = ("# Outputs\n\nTake v₁ = (1, 0, 2, 0) and v₂ = (0, 2, 0, 1).\n\n"
            f"    o₁ = 0.2689·v₁ + 0.7311·v₂ = (0.2689, {second}, 0.5379, 0.7311)\n")
     assert verdicts(doc, 5) == [status]
+
+
+def test_numbers_as_points_keep_every_line_in_place():
+    # a tilde fence is code too; every rewritten line keeps its length (columns stay where they were)
+    text = "σ² = 0,5 e 2.359.296\n~~~\nx = 1.536\n~~~\n$e \\approx 2{,}718$ e 1,5 GiB\n"
+    out = as_points(text)
+    assert out.split("\n")[2] == "x = 1.536"
+    assert [len(x) for x in out.split("\n")] == [len(x) for x in text.split("\n")]
+    assert "2.718" in out and "2359296" in out
