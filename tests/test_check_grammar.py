@@ -122,10 +122,10 @@ CASES = {
                       ("moment", "sd", True, "1"), ("moment", "Var", None, "64")],
                      "The variance of the embeddings is 1 and the score function has 2 arguments.", []),
     "shape_claim": ("So $Q * K^\\top$ is $2 \\times 2$, $W_O$ is a 4 x 12 matrix, $Q_i K_i^T / \\sqrt{64}$ es de 6×6, "
-                    "$M$ volta a ter forma $2 \\times 6$ and $Z$ has shape (2, 3, 5).",
+                    "$M$ volta a ter forma $2 \\times 6$, $W^O$ must be $6 \\times 6$ and $Z$ has shape (2, 3, 5).",
                     [("shape", "Q * K^T", ("2", "2")), ("shape", "W_O", ("4", "12")),
                      ("shape", "Q_i K_i^T / \\sqrt{64}", ("6", "6")), ("shape", "M", ("2", "6")),
-                     ("shape", "Z", ("2", "3", "5"))],
+                     ("shape", "W^O", ("6", "6")), ("shape", "Z", ("2", "3", "5"))],
                     "The model is 2 x faster, and it is 3 by far the best.", []),
     "member_claim": ("Here QKᵀ ∈ ℝ^{2×2}, and K ∈ ℝ^(3×2).",
                      [("shape", "QK^T", ("2", "2")), ("shape", "K", ("3", "2"))],

@@ -114,7 +114,8 @@ def test_a_head_width_belongs_to_the_paragraph_that_binds_n():  # kills scope_of
     doc = "We use $d_{model} = 512$ and $h = 8$.\n\nWith $n = 4$ tokens, $d_k = 512/8 = 64$.\n"
     head = [(1, "given"), (1, "given"), (3, "given")]
     assert statuses(doc) == head + [(3, "correct")]
-    assert statuses(doc.replace("512/8 = 64", "256/8 = 32")) == head + [(3, "wrong")]  # not another example
+    assert statuses(doc.replace("512/8 = 64", "256/8 = 32")) == head + [(3, "inconsistent")]  # not another
+    # example: its own arithmetic holds, on a width the first paragraph does not state
 
 
 def test_another_example_forgets_the_given_matrices():  # kills restart keeping values

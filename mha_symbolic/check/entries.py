@@ -13,7 +13,7 @@ from sympy import ImmutableMatrix
 
 from ..errors import MHASymbolicError
 from ..statements._base import agrees, shown
-from .model import DocumentModel
+from .model import DocumentModel, never_given
 
 __all__ = ["entry_side", "judge_entry"]
 
@@ -81,7 +81,7 @@ def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     except (MHASymbolicError, ValueError, TypeError) as e:
         return "unchecked", f"{tex[at]}: {str(e).splitlines()[0][:160]}", None, ""
     if any(not x.is_number for x in M):
-        return "assumed", f"{base} depends on values the document never gives", None, "computed"
+        return "assumed", never_given(base, M), None, "computed"
     zero = r == "0" or c == "0"
     i = int(r) - (0 if zero else 1)
     if not 0 <= i < M.rows or (c != ":" and not 0 <= int(c) - (0 if zero else 1) < M.cols):

@@ -96,6 +96,7 @@ class Piece:
     columns: tuple[str, ...] = ()
     rows: tuple[tuple[int, str], ...] = ()
     matrix_lines: tuple[int, ...] = ()  # the line of each row of the one matrix the piece draws over several lines
+    level: int = 0  # a heading's level (1 for ``#``)
 
 
 def matrix_lines(text: str, first: int) -> tuple[int, ...]:
@@ -160,8 +161,8 @@ def _math(raw: str, first: int, display: bool, sentence: str, cell: int | None, 
                   matrix_lines=() if rows else matrix_lines(raw.strip(), line))]
 
 
-def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool = False) -> list[Piece]:
-    """Math, prose, heading and unclosed pieces of one paragraph, heading or table cell."""
+def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: int = 0) -> list[Piece]:
+    """Math, prose, heading and unclosed pieces of one paragraph, heading (of level ``heading``) or table cell."""
     content, children = _code_as_math(token.content, token.children or [])
     base = token.map[0] + 1 if token.map else 1
     found: list[tuple[int, int, int, str, bool]] = []  # math span in content, where its text starts, text, display
@@ -214,7 +215,7 @@ def _inline(token: Token, cell: int | None, *, prose: bool = True, heading: bool
 
     pieces: list[Piece] = []
     if heading:
-        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content))
+        pieces.append(Piece("heading", content.strip(), base, cell, sentence=content, level=heading))
     starts = [0] + [k + 1 for k, ch in enumerate(content) if ch == "\n"]
     on_line: dict[int, list[tuple[int, int, int, str, bool]]] = {}
     for item in found:
@@ -333,7 +334,7 @@ def _markdown(src: str, cell: int | None) -> list[Piece]:
             if parent in ("th_open", "td_open"):
                 row.append(token)
                 continue
-            pieces += _inline(token, cell, heading=parent == "heading_open")
+            pieces += _inline(token, cell, heading=int(tokens[k - 1].tag[1:] or 1) if parent == "heading_open" else 0)
             caption = token.content
         elif kind in ("thead_open", "thead_close"):
             head = kind == "thead_open"
@@ -460,6 +461,28 @@ def _notebook(data: dict[str, Any]) -> list[Piece]:
             printed = "".join(t if t.endswith("\n") or not t else t + "\n" for _, t in _segments(cell.get("outputs")))
             pieces += _code(source, 0, index, printed=(printed, None)) + _outputs(cell.get("outputs"), source, index)
     return pieces  # cell by cell, each in order
+
+
+def written_lines(text: str, name: str = "<text>") -> list[tuple[int | None, bool, int, str]]:
+    """Every line the document writes, read or not, as (cell, output, line, text): a notebook's cells and their
+    printed outputs line by line, any other document its lines.
+
+    >>> written_lines("a\\nb")
+    [(None, False, 1, 'a'), (None, False, 2, 'b')]
+    """
+    src = _normalize(text)
+    data = _notebook_data(src, name, False) if name.lower().endswith(".ipynb") or src.lstrip().startswith("{") \
+        else None
+    if data is None:
+        return [(None, False, number, line) for number, line in enumerate(src.splitlines(), start=1)]
+    out: list[tuple[int | None, bool, int, str]] = []
+    cells = data.get("cells")
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        if isinstance(cell, dict):
+            out += [(index, False, n, line) for n, line in enumerate(_text(cell.get("source")).splitlines(), 1)]
+            printed = "".join(t for _, t in _segments(cell.get("outputs")))
+            out += [(index, True, n, line) for n, line in enumerate(printed.splitlines(), 1)]
+    return out
 
 
 def extract(text: str, name: str = "<text>", programs: bool = False) -> list[Piece]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["grids", "is_python", "plain_formulas"]
+__all__ = ["drawn_below", "grids", "is_python", "plain_formulas"]
 
 #: a named grid's first line: ``name = [ 1  0 ]`` (the name may be a product: ``head₁ · W_O¹``)
 _FIRST = re.compile(r"^\s*(?P<lhs>[^\W\d][^=\[\]]{0,60}?)\s*(?P<op>=|≈)\s*\[(?P<row>[^\[\];]*)\]\s*$")
@@ -36,6 +36,38 @@ _OPENS = re.compile(r"[^\W\d][^=\[\]\s]{0,30}(?:\s*[·*]\s*[^\W\d][^=\[\]\s]{0,3
 #: a continuation row: ``[ 2 -1 ]``
 _NEXT = re.compile(r"^\s*\[(?P<row>[^\[\];]*)\]\s*$")
 _NUMBER = re.compile(r"^[-−+]?(?:\d+(?:\.\d*)?|\.\d+)$")
+
+
+#: a border line of a grid drawn as a box: ``+--------+--------+``
+_BORDER = re.compile(r"\s*\+[-=+]+\+\s*")
+#: a row of a grid drawn under its name: ``| 0.7071 | 0 |``, ``[ 1  0 ]`` or bare numbers
+_DRAWN_ROW = re.compile(r"\s*[|\[]?(?P<row>[^|\[\]]*(?:\|[^|\[\]]*)*?)[|\]]?\s*")
+
+
+def drawn_below(lines: list[str], k: int) -> tuple[str, tuple[int, ...]] | None:
+    r"""The matrix drawn on the lines after line ``k`` (0-based) of a formula that ends in ``=`` (``S = QKᵀ/√2 =``):
+    rows of numbers, bare, in brackets or in a box of ``|`` and ``+---+`` borders, up to the first other line; as
+    LaTeX with the (0-based) lines of its rows, or None when no rows of equal length follow.
+
+    >>> drawn_below(["S =", "  +---+---+", "  | 1 | 0.5 |", "  | 0 | 2 |", "  +---+---+", "next"], 0)
+    ('\\begin{bmatrix} 1 & 0.5 \\\\ 0 & 2 \\end{bmatrix}', (2, 3))
+    >>> drawn_below(["S + M =", "  | 0.7  -inf |"], 0) is None
+    True
+    """
+    rows: list[list[str]] = []
+    at: list[int] = []
+    for j, line in enumerate(lines[k + 1:k + 1 + 64], start=k + 1):
+        if _BORDER.fullmatch(line):
+            continue
+        m = _DRAWN_ROW.fullmatch(line)
+        row = _row(m.group("row").replace("|", " ")) if m and line.strip() else None
+        if row is None:
+            break
+        rows.append(row)
+        at.append(j)
+    if not rows or len({len(r) for r in rows}) != 1:
+        return None
+    return "\\begin{bmatrix} " + " \\\\ ".join(" & ".join(r) for r in rows) + " \\end{bmatrix}", tuple(at)
 
 
 def is_python(source: str) -> bool:

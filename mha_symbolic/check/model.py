@@ -212,6 +212,56 @@ def spelled(name: str) -> str:
     return re.escape(base) + (rf"_\{{?{re.escape(sub.strip('{}'))}\}}?" if sub else "")
 
 
+#: how an ``assumed`` verdict names what it lacks; the pipeline checks that claim against the document's lines
+NEVER_GIVEN = re.compile(r"depends on (.+?), which the document never gives")
+
+
+def never_given(subject: str, value: Any) -> str:
+    r"""The message of a value that still depends on the model's inputs (its matrix symbols), naming them.
+
+    >>> never_given("Q_1", MatrixSymbol("X", 2, 2) * MatrixSymbol("W_Q^1", 2, 1))
+    'Q_1 depends on W_Q^1, X, which the document never gives'
+    """
+    names = sorted({str(m) for m in getattr(value, "free_symbols", ()) if isinstance(m, MatrixSymbol)})
+    return f"{subject} depends on {', '.join(names) or 'sizes the document does not fix'}, which the document " \
+        "never gives"
+
+
+def written_name(name: str, zero_based: bool = False) -> re.Pattern[str]:
+    r"""How a document writes a matrix of the model, in any notation, for a line whose braces and font commands are
+    dropped (:func:`bare_line`): ``W_Q^1`` as ``W_Q^1``, ``W^Q_1``, ``W^(1)_Q``, ``W_Q,1``, ``W_q1``, or without a
+    head index (``W_Q``: a weight of every head, or of the only one), but not with another index or a general one
+    (``W^Q_i``); the index as the document numbers its heads.  ``X`` as ``X``.
+
+    >>> [bool(written_name("W_Q^1").search(bare_line(t))) for t in (r"Let W^{(1)}_{\mathrm{Q}} = I.", "W_Q = I",
+    ...     "W^Q_i", "W_Q^2", "W_Q⁽¹⁾")]
+    [True, True, False, False, True]
+    >>> bool(written_name("X").search("Xavier")), bool(written_name("W_Q^3", zero_based=True).search("W^Q_2"))
+    (False, True)
+    """
+    letter, _, rest = name.partition("_")
+    role = re.match(r"[A-Za-z]+", rest.replace("{", ""))
+    if not role:
+        return re.compile(rf"(?<![A-Za-z\\]){re.escape(letter)}(?![A-Za-z])")
+    index = re.search(r"\^\{?\(?(\d+)", rest)
+    before = after = ""
+    if index:  # the head as the document numbers it, before the role (W^(1)_Q) or after it (W_Q^1, W_Q,1, W_q1)
+        k = int(index.group(1)) - zero_based
+        before, after = rf"(?:[_^]\(?{k}\)?)?", rf"(?:[_^,]?\(?{k}\)?)?"
+    return re.compile(rf"(?<![A-Za-z\\]){re.escape(letter)}{before}[_^]?{re.escape(role.group())}{after}"
+                      r"(?![A-Za-z\d]|[_^,]\(?\w)", re.IGNORECASE)  # (never another index, nor a general one)
+
+
+_SCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉⁽⁾₍₎", "01234567890123456789()()")
+
+
+def bare_line(line: str) -> str:
+    r"""A line without braces, font commands and spaces around ``_``/``^``, its raised and lowered digits plain:
+    ``W_{\mathrm{Q}}`` reads ``W_Q``, ``W_Q⁽¹⁾`` reads ``W_Q(1)``."""
+    line = re.sub(r"\\(?:mathrm|text|mathbf|boldsymbol|bm|mathit|operatorname)\b\s*|[{}]", "", line)
+    return re.sub(r"\s*([_^])\s*", r"\1", line.translate(_SCRIPT_DIGITS))
+
+
 def numeric_matrix(tex: str) -> ImmutableMatrix | None:
     r"""``\begin{bmatrix} 1 & -0.5 \\ 2 & 3 \end{bmatrix}`` (any matrix environment) of plain decimals as an
     exact matrix, or None when the text is anything else.
@@ -551,6 +601,8 @@ class DocumentModel:
         outer = self.scope_of(name)
         if known is None or known == value or outer[0] == self.paragraph[0] and outer[1] in (0, self.paragraph[1]):
             return False  # the same scope, or the opening lines of the paragraph whose list item this is
+        if outer[0] == self.section_paragraph - 1 and self.paragraph[0] >= self.section_paragraph:
+            return False  # sizes its section's heading (or question) states: the section is their scope
         self.restart()
         return True
 

@@ -26,7 +26,7 @@ from sympy import (
 from .._convert import as_sympy
 from ..errors import MHASymbolicError, ParseError, ShapeError
 from ..statements._base import agrees, shown
-from .model import DocumentModel, as_int, dim_name, numeric_matrix, spelled, written_transposed
+from .model import DocumentModel, as_int, dim_name, never_given, numeric_matrix, spelled, written_transposed
 
 _OPS = {"eq": "=", "approx": "≈", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "ne": "≠", "def": ":="}
 Verdict3 = tuple[str, str, str | None, str]  # status, message, expected, basis
@@ -152,6 +152,13 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
         return threshold
     got = _compare_chain(values, ops, tex, "computed", given_if=bound and len(sides) == 2, raw=sides,
                          doc=doc)
+    if got[0] == "wrong" and len(sides) > 2 and isinstance(sides[0], Symbol) and dim_name(str(sides[0])) and \
+            not bound and all(getattr(s, "is_number", False) for s in sides[1:]) and \
+            _compare_chain(values[1:], ops[1:], tex[1:], "computed", raw=sides[1:], doc=doc)[0] == "correct":
+        # d_k = 768 / 16 = 48 where this scope's sizes make d_k 64: its own arithmetic holds, on other sizes
+        return ("inconsistent", f"{tex[0].strip()} = {values[0]} with this scope's sizes ({doc.evidence()}); the "
+                f"statement's own arithmetic ({' = '.join(t.strip() for t in tex[1:])}) holds, on other sizes",
+                str(values[0]), "computed")
     return _unbind(doc, bound, got) if got[0] == "wrong" else got  # a wrong d_k = 4/1 = 2 binds nothing
 
 
@@ -747,6 +754,19 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
         return ("given", f"another example: {name} given again ({stated.rows} x {stated.cols}; it was {was.rows} x "
                 f"{was.cols}{f', line {line}' if line else ''}), the earlier values no longer apply", None, "")
+    regiven = next((key for key in doc.definitions if re.fullmatch(spelled(key), tex[0].strip())), "")
+    if len(sides) > 2 and ops[0] in ("eq", "def") and regiven in doc.definitions and 0 in stated_at and \
+            stated_shape is not None and before is not None and before.shape == stated.shape and before != stated \
+            and _another_scope(doc, regiven, False) and \
+            not any(tex[i].strip() in doc.definitions for i in range(1, k) if _literal(sides[i]) is None):
+        # z_1 = v_1 = (1, 0) in a later section, where an earlier one gave z_1 other values: the chain gives the
+        # name anew (another example's), and what follows it is judged on its own
+        was, line = doc.definitions[regiven], doc.bound_line.get(regiven)
+        got = _number(doc, sides[1:], tex[1:], ops[1:])
+        doc.definitions[regiven] = stated
+        doc.bound_in[regiven], doc.bound_line[regiven] = doc.paragraph, doc.line
+        return got if got[0] != "correct" else (got[0], f"{regiven} given anew (it was {shown(was)}" + (
+            f", line {line}" if line else "") + f", in another scope); {got[1]}", *got[2:])
     if len(stated_at) == len(sides):  # 0.67[1, 0] + 0.33[0, 1] = [0.67, 0.33]: arithmetic on numbers
         return _compare_chain([_literal(s) for s in sides], ops, tex, "computed", raw=sides)
     owners: list[int] = []  # the side each verdict is about
@@ -899,9 +919,7 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                         verdicts.append(("unchecked", f"{tex[i]}: {', '.join(loose)} without a head index, in a model "
                                          "of several heads: which head's weight it is, is not said", None, ""))
                         continue
-                    what = ", ".join(missing) or "sizes the document does not fix"
-                    verdicts.append(("assumed", f"{tex[i]} depends on {what}, which the document never gives", None,
-                                     "computed"))
+                    verdicts.append(("assumed", never_given(tex[i], V), None, "computed"))
                     continue
             if V.shape != stated.shape and stated_shape is not None:
                 verdicts.append(("wrong", f"{tex[i]} is {V.rows} x {V.cols}; the document states {stated.rows} x "

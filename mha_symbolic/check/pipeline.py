@@ -23,7 +23,7 @@ from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import VECTOR_NAME, judge, numbers_run
 from .masks import CAUSAL_WORDS, drawn_causal, mask_prose
-from .model import DocumentModel, dim_name
+from .model import NEVER_GIVEN, DocumentModel, bare_line, dim_name, numeric_matrix, written_name
 from .numbers import literal_value
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
@@ -93,6 +93,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     counter = 0
     scope_key: Any = None
     given_on: dict[str, tuple[Any, int]] = {}
+    sections = _section_conventions(pieces)
+    document_axis = doc.memory["query_axis"]
     for index, p in enumerate(_progress(pieces, name) if progress else pieces):
         where = paragraphs.get(p.line, (0, 0))
         key = (p.cell, p.output, doc.section, where[0])
@@ -100,8 +102,15 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
             scope_key = key
             counter += 1
         doc.paragraph = (counter, where[1])  # and within it, a list item
+        if p.kind == "heading" or p.kind == "prose" and _BOLD_HEAD.fullmatch(p.text):
+            doc.section_paragraph = counter + 1  # the first scope of the section this heading (or question) opens
         if p.kind == "heading":
-            doc.section_paragraph = counter + 1  # the first scope of the section this heading opens
+            own = sections.get(index)  # a section in the other convention: another model, another example
+            columns = declared["columns"] > declared["rows"] if own is None else own[0] == "columns"
+            if columns != doc.columns:
+                doc.columns, doc.rows = columns, not columns and (own is not None or declared["rows"] > 0)
+                doc.memory["query_axis"] = own[1] if own is not None else document_axis
+                doc.restart()
         doc.line = p.line
         if deadline.expired():
             if not report.stopped:
@@ -157,8 +166,51 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 given_on[k] = (v, p.line)
     printouts = doc.memory.get("printouts", set())  # what the code prints, judged by its trace: names are not guessed
     report.findings = [f for f in report.findings if f.basis == "traced" or (f.cell, f.output, f.line) not in printouts]
+    report.findings = _named_elsewhere(report.findings, source, name, doc.zero_based)
+    once: dict[tuple[Any, ...], Finding] = {}  # one shape claim read by two readers (the grammar and the formulas of
+    for k, f in enumerate(report.findings):  # a sentence), said in one message naming subject and shapes: one finding
+        once.setdefault((f.cell, f.output, f.line, f.status, f.kind, f.message) if f.kind == "shape" else (k,), f)
+    report.findings = list(once.values())
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
+
+
+def _named_elsewhere(findings: list[Finding], source: str, name: str, zero_based: bool) -> list[Finding]:
+    """An ``assumed`` verdict says the document never gives an input; where the document writes that input's name on
+    another line the checker did not read whole, it may give it there in a form not read, so the verdict is
+    ``unchecked``, naming that line.  ``assumed`` stays when some input it lacks is named on no such line."""
+    from dataclasses import replace
+
+    from .extract import written_lines
+
+    if not any(f.status == "assumed" for f in findings):
+        return findings
+    lines = [(cell, output, number, bare_line(text)) for cell, output, number, text in written_lines(source, name)]
+    read: dict[tuple[Any, bool, int], bool] = {}  # lines the checker read whole (every finding a verdict): a value
+    for f in findings:  # written there would have been read too, so a name on them gives nothing
+        where = (f.cell, f.output, f.line)
+        read[where] = read.get(where, True) and f.status != "unchecked"
+    out = []
+    for f in findings:
+        lacks = NEVER_GIVEN.search(f.message) if f.status == "assumed" else None
+        inputs = lacks.group(1).split(", ") if lacks else []
+        named = []  # where the document writes each input the verdict lacks (not on the statement's own line)
+        for missing in inputs:
+            if not re.fullmatch(r"[A-Za-z](?:_\w+)?(?:\^\w+)?", missing):  # ("sizes the document does not fix")
+                named.append(None)
+                continue
+            pattern = written_name(missing, zero_based)
+            named.append(next((f"line {number}" + (f" of cell {cell}" if cell is not None else "")
+                               for cell, output, number, text in lines
+                               if (cell, output, number) != (f.cell, f.output, f.line) and
+                               not read.get((cell, output, number)) and pattern.search(text)), None))
+        if named and None not in named:  # every input it lacks is named: perhaps given there, in a form not read
+            said = ", ".join(f"{m} ({at})" for m, at in zip(inputs, named, strict=True))
+            f = replace(f, status="unchecked", expected=None, basis="", message=(
+                f"{f.message.split(' depends on ')[0]} depends on {said}, which the document names there: a value "
+                "it gives there, if any, is not read, so this is not computed"))
+        out.append(f)
+    return out
 
 
 #: the entry a wrong matrix names first (numbers.py: "... computed exactly; entry (2, 3) differs")
@@ -166,6 +218,10 @@ _ENTRY = re.compile(r"; entry \((\d+), \d+\) differs")
 _RELATIONS = {"eq": "=", "approx": r"\approx"}
 #: formulas written side by side in a line of plain text, three spaces or more apart
 _WIDE_GAP = re.compile(r"\S {3,}\S")
+#: the space of a shape claim: ``\mathbb{R}^{d_k \times n}``
+_SPACE = re.compile(r"\s*\\mathbb\{R\}\s*\^\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*")
+#: a matrix's name in a sentence's formula (``Q``, ``W_Q``, ``K_{1}``), given a matrix of numbers there
+_MATRIX_NAME = re.compile(r"\s*[A-Z](?:_\{?\w+\}?)?\s*")
 #: a lower-case name in a sentence's formula (``s``, ``z_1``): a vector the document may have given
 _LOWER_NAME = re.compile(r"(?<![A-Za-z])[a-z](?:_\{?\w+\}?)?(?![A-Za-z])")
 
@@ -334,6 +390,30 @@ def _declared_convention(pieces: list[Any]) -> dict[str, int]:
             if axes in (["n", "d_model"], ["d_model", "n"]):
                 found["rows" if axes[0] == "n" else "columns"] += 1
     return found
+
+
+def _section_conventions(pieces: list[Any]) -> dict[int, tuple[str, str | None]]:
+    r"""The convention in force in each section that declares one other than the document's, by the index of the
+    section's heading: a section (with its sub-sections) whose own declarations (:func:`_declared_convention`) are
+    all of one convention has that convention, and its sub-sections keep it; the query axis of its own formulas
+    comes with it.  A document in the row convention with a section on the column convention is two models."""
+    heads = [i for i, p in enumerate(pieces) if p.kind == "heading"]
+    own: dict[int, tuple[str, str | None] | None] = {}
+    for i in heads:
+        end = next((j for j in heads if j > i and pieces[j].level <= pieces[i].level), len(pieces))
+        found = _declared_convention(pieces[i + 1:end])
+        if bool(found["rows"]) != bool(found["columns"]):
+            own[i] = ("rows" if found["rows"] else "columns", _query_axis(pieces[i + 1:end]))
+    out: dict[int, tuple[str, str | None]] = {}
+    stack: list[tuple[int, tuple[str, str | None] | None]] = []
+    for i in heads:
+        while stack and stack[-1][0] >= pieces[i].level:
+            stack.pop()
+        stack.append((pieces[i].level, own.get(i)))
+        inner = next((c for _, c in reversed(stack) if c is not None), None)
+        if inner is not None:
+            out[i] = inner
+    return out
 
 
 def _states_width_relation(pieces: list[Any]) -> bool:
@@ -621,6 +701,14 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
         # speaks of that one again
         here, scoped = _scoped(doc, p)
         line = formula_line(p.text)
+        if line is not None and re.search(r"(?:=|\\approx)\s*$", line) and p.cell is None:
+            from dataclasses import replace
+
+            from .grids import drawn_below  # "S = QKᵀ/√2 =" over a grid of numbers drawn on the lines below it
+
+            drawn = drawn_below(doc.memory.get("lines", []), p.line - 1)
+            if drawn:  # the verdict goes to the rows: every row when it holds, the row that differs when not
+                line, p = f"{line} {drawn[0]}", replace(p, matrix_lines=tuple(j + 1 for j in drawn[1]))
         calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
         for status, message, expected in calls:
             emit(p.line, p.text, status, message, expected, "number", "computed")
@@ -641,10 +729,11 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             from .grids import plain_formulas
 
             parts = plain_formulas(p.text) if _WIDE_GAP.search(p.text) else []  # side by side: W_Q = [..]   W_K = [..]
-            for c in (c for part in (parts if len(parts) > 1 else [line]) for c in chains(part)):
+            for c in (c for part in (parts or [line]) for c in chains(part)):
                 got = judge(here, list(c.sides), list(c.ops), c.text)
                 if got is not None:
-                    emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+                    for at in (p.line, *p.matrix_lines) if got[1][0] == "correct" else (p.line,):
+                        emit(at, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3], p=p)
         elif not judge_code_prose(here, p, emit):
             judge_traced_shapes(here, p, emit)  # "`Q1` and `K1` are 3×2": names of the traced code
             for run in formula_runs(p.text):  # "so det(QKᵀ) = 0 and rank(QKᵀ) = 2": formulas inside the sentence,
@@ -662,13 +751,16 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         continue  # "L=24, T=2048, B=8": settings, the grammar's
                     if len(c.sides) == 2 and list(c.ops) == ["eq"] and (greek and re.fullmatch(
                             r"\s*[\d.]+\s*", c.sides[1]) or VECTOR_NAME.fullmatch(c.sides[0]) and
-                            "," in c.sides[1] and literal_value(c.sides[1])):
-                        got = judge(here, list(c.sides), list(c.ops), c.text)  # "the scores are s = (2, 1, 0)": the
-                        if got is not None:  # sentence names a vector of numbers in its scope, as math does
+                            "," in c.sides[1] and literal_value(c.sides[1]) or _MATRIX_NAME.fullmatch(c.sides[0])
+                            and numeric_matrix(c.sides[1]) is not None):
+                        got = judge(here, list(c.sides), list(c.ops), c.text)  # "the scores are s = (2, 1, 0)", "take
+                        if got is not None:  # Q = [1 0; 0 1]": the sentence names numbers in its scope, as math does
                             emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
                         continue
                     sides, ops, text = list(c.sides), list(c.ops), c.text
-                    if not given:  # only the links of written numbers: what the sentence computes from its own,
+                    space = list(ops) == ["in"] and bool(_SPACE.fullmatch(sides[1]))  # "Q ∈ ℝ^{dₖ×n}": a shape,
+                    if not given and not space:  # by the shape rules of the scope's model; else only the links of
+                        # written numbers: what the sentence computes from its own,
                         span = numbers_run(sides, ops)  # shown as what was computed (never the claim around it)
                         if span is None:
                             continue
@@ -683,7 +775,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                             holds_if_rounded(here, sides, ops):
                         got = (got[0], ("unchecked", f"{text}: holds if its decimals are rounded values (computed "
                                         "on with more places)", None, ""))
-                    if got is not None and got[1][0] != "assumed":  # a value the document never gave: not here
+                    if got is not None and got[1][0] != "assumed" and not (space and (got[1][0] == "unchecked" or
+                                                                              re.search(r"\d", sides[1]))):
+                        # (a value the document never gave: not here; a shape not decided, or one in numbers, which
+                        # may be another configuration's: the grammar's to say)
                         emit(p.line, text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
             prose_statement(here, p, emit, scoped)
     elif p.kind == "unclosed":

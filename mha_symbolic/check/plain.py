@@ -80,6 +80,14 @@ def _is_word(bare: str) -> bool:
         not "\u0370" <= bare[0] <= "\u03ff"
 
 
+def _is_mark(bare: str) -> bool:
+    """A mark a writer puts beside a formula (``✓``, ``✗``, an emoji, an arrow pointing back at it ``←``): symbols
+    that are no mathematics (Unicode's "other symbols"), which end a formula run as a word does."""
+    import unicodedata
+
+    return bool(bare) and all(unicodedata.category(c) == "So" or c in "←⟵⇐" for c in bare)
+
+
 def formula_runs(text: str) -> list[str]:
     r"""The formulas written inside a plain sentence ("so det(QKᵀ) = 0 and rank(QKᵀ) = 2", "as the bound
     rank(QKᵀ) ≤ min(3, 2) = 2 predicts"): the longest runs of it with no word of the sentence, each holding a
@@ -100,12 +108,14 @@ def formula_runs(text: str) -> list[str]:
     tokens = text.split()
     for i, token in enumerate(tokens):
         bare = token.strip(".,;:!?()\"'")
-        if _is_word(bare) and bare.lower() not in _VOCABULARY:
+        if _is_word(bare) and bare.lower() not in _VOCABULARY or _is_mark(bare):
             runs.append((" ".join(current), " ".join(tokens[i:]) if current and current[-1][-1:].isdigit() else ""))
             current = []
         else:
             current.append(token)
     runs.append((" ".join(current), ""))
+    runs = [(part, after if k == len(parts) - 1 else "") for run, after in runs  # "W_Q ∈ ℝ^{d×d} → Q ∈ ℝ^{n×d}":
+            for parts in [_consequences(run)] for k, part in enumerate(parts)]  # two statements, the second drawn
     out = []
     for run, after in runs:
         run = re.sub(r"^\(?\d+\)?\s*:\s*", "", run.strip(" ,;:."))  # "Row 2: e^0.5 ≈ 1.6487": the label is the prose's
@@ -140,6 +150,15 @@ GREEK_PARAMETER = re.compile(r"\s*\\(?:alpha|beta|gamma|delta|epsilon|lambda|mu|
 _TIMES_TUPLE = re.compile(r"\)\s*(?:\\times|@|×)\s*\(")
 #: a tuple of two or more numbers written in a sentence's formula: (2, 1, 0)
 _TUPLE = re.compile(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d")
+
+
+def _consequences(run: str) -> list[str]:
+    """A run cut at each arrow (``→``, ``⇒``) that has a relation on both sides: a statement and what it gives
+    (``(3×2)(2×3) → 3×3`` or ``row 2 → [0.5 0.5]`` are one statement each: no relation on one side)."""
+    parts = re.split(r"\s(?:→|⇒|⟹)\s", run)
+    if len(parts) < 2 or not all(_RELATION.search(x) for x in parts):
+        return [run]
+    return parts
 
 
 def _closes_at_end(run: str) -> bool:

@@ -27,6 +27,8 @@ something longer and is not read, and a side with two different units is not rea
 [['2 \\cdot 28 \\cdot 4 \\cdot 128 \\cdot 2', '57344 \\text{bytes}', '56 \\text{KiB}']]
 >>> [c[0] for c in prose_chains("so `2 · 24 · 1024 · 2` bytes = 98,304 bytes; `n_layers * 2` is code")]
 [['2 \\cdot 24 \\cdot 1024 \\cdot 2 \\text{bytes}', '98304 \\text{bytes}']]
+>>> [c[0] for c in prose_chains("Cost `n²·d_k = 1024² · 64 = 67,108,864` multiply-adds")]
+[['1024^{2} \\cdot 64', '67108864']]
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ _CHAIN = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^√-])(?<![=≈~×*·⋅/+−
 #: (a number under a root, "1/√64 = 1/8", starts no chain of amounts: the formula readers read the root)
 #: what the chain after it evaluates, written in names ("m = ", "n * n * d_k = ", "4 · d² = "): not a side of it
 _OPERAND = r"(?:\d+|[A-Za-z][\w²³]*)"
-_DEFINED = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)(?:{_OPERAND}\s*[×*·⋅/+−]\s*)*[A-Za-z][\w²³]*"
-                      rf"(?:\s*[×*·⋅/+−]\s*{_OPERAND})*\s*=\s*(?=\d[\d,.]*\s*(?:×|\*|·|⋅|/|\+|−|\bx\b))")
+_NAMED = rf"(?:\d+\s*[×*·⋅/+−]\s*)*[A-Za-z][\w²³]*(?:\s*[×*·⋅/+−]\s*{_OPERAND})*"  # (its first name: one way)
+_DEFINED = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-]\s)"
+                      rf"{_NAMED}\s*=\s*(?=\d[\d,.]*(?:[²³]|\^[23])?\s*(?:×|\*|·|⋅|/|\+|−|\bx\b))")
 #: math and code spans: read by their own readers, never as prose arithmetic
 _SPANS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\\\(.*?\\\)", re.S)
 
@@ -78,8 +81,8 @@ def _unwrapped(m: re.Match[str]) -> str:
     it: inline code (```2 · 24 · 1024 · 2``` bytes) and inline math of numbers (``$= 16 \cdot 4{,}194{,}304 \cdot
     4 = 268{,}435{,}456$ bytes $= 512$ MiB``: one chain, written partly in math)."""
     span = m.group(0)
-    if span.startswith("`") and re.fullmatch(rf"`\s*{_SIDE}(?:{_REL}{_SIDE})*\s*`", span):
-        return " " + span[1:-1] + " "
+    if span.startswith("`") and re.fullmatch(rf"`\s*(?:{_NAMED}\s*=\s*)?{_SIDE}(?:{_REL}{_SIDE})*\s*`", span):
+        return " " + span[1:-1] + " "  # (```n²·d_k = 1024² · 64 = 67,108,864```: what the numbers compute, named)
     if span.startswith("$") and not span.startswith("$$"):
         inner = re.sub(r"\\(?:cdot|times)", " · ", span.strip("$"))
         inner = re.sub(r"(?<=\d)(?:\{,\}|\\,)(?=\d{3})", ",", inner)

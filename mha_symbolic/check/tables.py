@@ -30,7 +30,7 @@ from sympy import latex as sympy_latex
 from ..errors import MHASymbolicError
 from ..statements._base import agrees, shown
 from .judge import _places, _value, judge
-from .model import DocumentModel
+from .model import DocumentModel, never_given
 from .numbers import _worst, numbers_only
 from .read import top_level_split
 from .softmax_tables import judge_softmax_table
@@ -420,7 +420,7 @@ def _matrix(doc: DocumentModel, name: str, M: ImmutableMatrix, rows: list[Any], 
         return
     if any(not x.is_number for x in V):
         for p in rows:
-            emit(p, "assumed", f"{name} depends on values the document never gives", None, "number", "computed")
+            emit(p, "assumed", never_given(name, V), None, "number", "computed")
         return
     if V.shape != M.shape:
         for p in rows:

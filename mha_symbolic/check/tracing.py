@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sympy import Expr, Float, Integer, Symbol, floor, nsimplify, simplify
+from sympy import Expr, Float, Integer, S, Symbol, floor, nsimplify, simplify
 
 __all__ = ["Finding", "Linear", "Tensor", "Tracer"]
 
@@ -84,6 +84,10 @@ _REDUCE = {"sum", "mean", "max", "min", "amax", "amin", "std", "var", "prod", "a
 
 class _TorchSize(tuple):  # type: ignore[type-arg]
     """The shape of a torch tensor (printed ``torch.Size([2, 3])``)."""
+
+
+#: the constants of the numeric modules a document's code may use as values
+_CONSTANTS = {"inf": S.Infinity, "pi": S.Pi, "e": S.Exp1}
 
 
 class Unknown(Exception):
@@ -442,6 +446,9 @@ class Tracer:
             if key in env:
                 return env[key]
             raise Unknown(key)
+        if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy", "math", "torch") and \
+                node.value.id not in env and node.attr in _CONSTANTS:
+            return _CONSTANTS[node.attr]  # np.inf, math.pi, torch.inf
         base = self.expr(node.value, env)
         if isinstance(base, Tensor):
             if node.attr == "shape":
@@ -561,6 +568,10 @@ class Tracer:
                 return v.shape[0]
             if isinstance(v, (tuple, list)):
                 return Integer(len(v))
+        if path == "float" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and \
+                isinstance(node.args[0].value, str) and node.args[0].value.strip().lower().lstrip("+-") in (
+                    "inf", "infinity"):  # float('-inf'): the fill of a mask
+            return S.NegativeInfinity if node.args[0].value.strip().startswith("-") else S.Infinity
         if path in ("int", "float") and node.args:
             v = self.expr(node.args[0], env)
             if isinstance(v, Expr) and v.is_number:

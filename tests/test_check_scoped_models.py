@@ -1,0 +1,150 @@
+"""A document's model lives in its scopes, and what it gives is read in the notation it is written in: a section in
+the other convention is another model; a question's sizes are its answer's; a name given anew in a later section is
+another example's; a matrix drawn under its name, arithmetic in inline code and a mask filled with ``float('-inf')``
+are read; ``assumed`` is said only of an input the document never names."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_symbolic import check_text
+
+
+def verdicts(text: str, line: int, cell: int | None = None, output: bool = False) -> list[str]:
+    return [f.status for f in check_text(text, isolate=False).findings
+            if f.line == line and f.cell == cell and f.output == output]
+
+
+# ----- a section in the other convention ----------------------------------------------------------------------
+ROWS_THEN_COLUMNS = """notes
+=====
+
+rows
+----
+  X ∈ ℝ^{n×d}
+  Q = X W_Q
+
+tiny example
+------------
+  Q = [1 0; 0 1; 1 1]     K = [1 1; 0 1; 1 0]
+
+columns
+-------
+  X ∈ ℝ^{d×n}
+  Q = W_Q X
+  S = Qᵀ K / √dₖ ∈ ℝ^{n×n}
+  tiny again: Q = [1 0 1; 0 1 1], K = [1 0 1; 1 1 0]
+  QᵀK = PRODUCT
+"""
+
+
+def test_a_section_in_the_other_convention_is_its_own_model():
+    doc = ROWS_THEN_COLUMNS.replace("PRODUCT", "[1 0 1; 1 1 0; 2 1 1]")
+    assert verdicts(doc, 15) == ["correct"]  # X is d x n there: no contradiction with the first section
+    scores = [f for f in check_text(doc, isolate=False).findings if f.line == 17]
+    assert [f.status for f in scores] == ["given"]  # a definition of S, whose shape holds: n x n with the
+    assert "n x n by the model's shape rules" in scores[0].message  # section's Q (d_k x n), not the row example's Q
+    assert verdicts(doc, 19) == ["correct"]  # computed from the matrices this section's sentence gives
+
+
+def test_a_product_of_matrices_a_sentence_gives_is_computed_from_them():
+    doc = ROWS_THEN_COLUMNS.replace("PRODUCT", "[1 0 1; 1 1 0; 2 1 2]")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 19]
+    assert [f.status for f in found] == ["wrong"]
+    assert "(3 x 3) computed exactly; entry (3, 3) differs" in found[0].message
+
+
+# ----- a question's sizes are its answer's ------------------------------------------------------------------------
+def qa(width: str) -> str:
+    return ("# Interview questions\n\n**1. Parameters for `d_model = 512`, `h = 8`?**\n\n"
+            "Four matrices: `4 · 512² = 1,048,576` weights.\n\n"
+            "**2. The same for `d_model = 768`, `h = 12`.**\n\n"
+            f"`4 · 768² = 2,359,296` weights. Per head `d_k = {width}`.\n")
+
+
+@pytest.mark.parametrize("width, status", [
+    ("768 / 12 = 64", "correct"),
+    ("768 / 16 = 48", "inconsistent"),  # its own arithmetic holds, on a head count the question does not state
+    ("768 / 12 = 48", "wrong"),  # its arithmetic fails
+])
+def test_sizes_a_question_states_bind_its_answer(width, status):
+    assert verdicts(qa(width), 9)[-1] == status
+
+
+# ----- a name given anew in a later section ---------------------------------------------------------------------
+def test_a_chain_that_gives_a_name_anew_in_another_section_is_judged_after_the_name():
+    doc = ("first\n-----\n\n  v₁ = (1, 0)     v₂ = (0, 2)\n\n  z₁ = 0.5·v₁ + 0.5·v₂ = (0.5, 1)\n\n"
+           "masked\n------\n\n  outputs: z₁ = v₁ = (1, 0)\n\n  again: z₁ = v₁ = (1, 1)\n")
+    assert verdicts(doc, 11) == ["correct"]
+    assert verdicts(doc, 13) == ["wrong"]  # v₁ is (1, 0): the chain after the name is still judged
+
+
+# ----- what the plain text writes beside and under its formulas ---------------------------------------------------
+def test_a_shape_note_after_a_wide_gap_is_no_factor():
+    doc = ("tiny\n----\n\n  Q = [1 0; 0 1; 1 1]     K = [1 1; 0 1; 1 0]\n\n"
+           "  Q Kᵀ = [1 0 1; 1 1 0; 2 1 1]        (3×2)(2×3) → 3×3\n")
+    assert verdicts(doc, 6) == ["correct"]
+
+
+@pytest.mark.parametrize("mark", ["✓ as before", "← as before"])
+def test_a_mark_beside_a_formula_ends_it(mark):
+    doc = f"tiny\n----\n\n  Q = [1 0; 0 1]     K = [1 1; 0 1]\n\n  so Q Kᵀ = [1 0; 1 1]  {mark}\n"
+    assert verdicts(doc, 6) == ["correct"]
+
+
+def grid(middle: str) -> str:
+    return ("tiny\n----\n\n  Q = [1 0; 0 1; 1 1]     K = [1 1; 0 1; 1 0]\n\n  S = Q Kᵀ =\n"
+            "      +---+---+---+\n      | 1 | 0 | 1 |\n" + middle + "      | 2 | 1 | 1 |\n      +---+---+---+\n")
+
+
+def test_a_matrix_drawn_under_its_name_is_read_row_by_row():
+    right = grid("      | 1 | 1 | 0 |\n")
+    assert [verdicts(right, k) for k in (6, 8, 9, 10)] == [["correct"]] * 4
+    wrong = grid("      | 1 | 1 | 5 |\n")
+    assert verdicts(wrong, 9) == ["wrong"]  # the row that differs
+    assert verdicts(wrong, 8) == verdicts(wrong, 10) == []
+
+
+@pytest.mark.parametrize("result, status", [("67,108,864", "correct"), ("33,554,432", "wrong")])
+def test_arithmetic_in_inline_code_under_a_name_is_computed(result, status):
+    doc = f"# FLOPs\n\nCost `n²·d_k = 1024² · 64 = {result}` multiply-adds.\n"
+    assert verdicts(doc, 3) == [status]
+
+
+# ----- a causal mask filled in code -----------------------------------------------------------------------------
+def test_a_mask_filled_with_float_minus_infinity_is_traced():
+    code = ("import torch\ns = torch.zeros(3, 3)\nmask = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)\n"
+            "w = torch.softmax(s.masked_fill(mask, float('-inf')), dim=-1)\nprint(w)\n")
+    out = "tensor([[1.0000, 0.0000, 0.0000],\n        [{row}, 0.0000],\n        [0.3333, 0.3333, 0.3333]])\n"
+    doc = "# Mask\n\n```python\n" + code + "```\n\n```\n" + out + "```\n"
+    assert verdicts(doc.format(row="0.5000, 0.5000"), 13) == ["correct"]
+    assert verdicts(doc.format(row="0.6000, 0.4000"), 13) == ["wrong"]
+
+
+# ----- assumed only of an input the document never names ----------------------------------------------------------
+def test_an_input_the_document_names_without_a_value_read_is_unchecked_not_assumed():
+    doc = ("# Example\n\nWe take $n = 2$, $d_{model} = 2$, $h = 1$, and $W_Q = W_K = W_V = I$ (the identity).\n\n"
+           "$$X = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n\n"
+           "$$QK^\\top = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 7]
+    assert [f.status for f in found] == ["unchecked"]
+    assert "(line 3), which the document names there" in found[0].message
+
+
+@pytest.mark.parametrize("shape, status", [("dₖ×n", "correct"), ("n×dₖ", "wrong")])
+def test_a_shape_drawn_from_another_after_an_arrow_is_its_own_statement(shape, status):
+    # "W_Q ∈ ℝ^{dₖ×d} → Q ∈ ℝ^{...}": two statements, the second the shape the first gives, in the scope's model
+    doc = (f"columns\n-------\n\n  X ∈ ℝ^{{d×n}}, one token per column\n\n"
+           f"  Q = W_Q X  with W_Q ∈ ℝ^{{dₖ×d}}  → Q ∈ ℝ^{{{shape}}}\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.line == 6 and f.kind == "shape"]
+    assert [f.status for f in found if f.latex.startswith("Q")] == [status]
+
+
+@pytest.mark.parametrize("level, status", [("###", "correct"), ("##", "inconsistent")])
+def test_a_sub_section_keeps_its_sections_convention(level, status):
+    # a sub-section that declares nothing is in its section's model; a section of its own is in the document's
+    doc = ("# Notes\n\n## Rows\n\n$X \\in \\mathbb{R}^{n \\times d}$ and $Q = X W_Q$.\n\n"
+           "$X \\in \\mathbb{R}^{n \\times d}$ again, with $n = 3$, $d = 4$.\n\n"
+           "## Columns\n\n$X \\in \\mathbb{R}^{d \\times n}$ and $Q = W_Q X$.\n\n"
+           f"{level} Example\n\nWith $n = 3$, $d = 4$: $X \\in \\mathbb{{R}}^{{4 \\times 3}}$.\n")
+    assert [s for s in verdicts(doc, 15) if s != "given"] == [status]
