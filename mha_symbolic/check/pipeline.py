@@ -168,8 +168,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     report.findings = [f for f in report.findings if f.basis == "traced" or (f.cell, f.output, f.line) not in printouts]
     report.findings = _named_elsewhere(report.findings, source, name, doc.zero_based)
     once: dict[tuple[Any, ...], Finding] = {}  # one shape claim read by two readers (the grammar and the formulas of
-    for k, f in enumerate(report.findings):  # a sentence), said in one message naming subject and shapes: one finding
-        once.setdefault((f.cell, f.output, f.line, f.status, f.kind, f.message) if f.kind == "shape" else (k,), f)
+    for number, f in enumerate(report.findings):  # a sentence), said in one message naming subject and shapes: one
+        once.setdefault((f.cell, f.output, f.line, f.status, f.kind, f.message) if f.kind == "shape" else (number,), f)
     report.findings = list(once.values())
     report.findings.sort(key=lambda f: (f.cell or 0, f.output, f.line))
     return report
@@ -194,7 +194,7 @@ def _named_elsewhere(findings: list[Finding], source: str, name: str, zero_based
     for f in findings:
         lacks = NEVER_GIVEN.search(f.message) if f.status == "assumed" else None
         inputs = lacks.group(1).split(", ") if lacks else []
-        named = []  # where the document writes each input the verdict lacks (not on the statement's own line)
+        named: list[str | None] = []  # where the document writes each input the verdict lacks (not its own line)
         for missing in inputs:
             if not re.fullmatch(r"[A-Za-z](?:_\w+)?(?:\^\w+)?", missing):  # ("sizes the document does not fix")
                 named.append(None)
