@@ -148,3 +148,19 @@ def test_a_sub_section_keeps_its_sections_convention(level, status):
            "## Columns\n\n$X \\in \\mathbb{R}^{d \\times n}$ and $Q = W_Q X$.\n\n"
            f"{level} Example\n\nWith $n = 3$, $d = 4$: $X \\in \\mathbb{{R}}^{{4 \\times 3}}$.\n")
     assert [s for s in verdicts(doc, 15) if s != "given"] == [status]
+
+
+@pytest.mark.parametrize("claim, status", [("has full rank", "correct"), ("is singular and has rank 1", "wrong")])
+def test_a_matrix_a_sentence_names_through_a_chain_is_the_subject_of_later_claims(claim, status):
+    doc = (f"Scores\n------\n\nTwo tokens, n = 2, and d_k = 2.\n\nso S = QKᵀ = [1 3; 1 4], the raw scores.\n"
+           f"Its determinant is 1·4 − 3·1 = 1, so S {claim}.\n")
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 7 and f.kind == "rank"] == [status]
+
+
+@pytest.mark.parametrize("value, status", [("1 \\cdot 3 = 7", "correct"), ("1 \\cdot 1 = 5", "wrong")])
+def test_an_indexed_lower_case_vector_is_a_row_of_the_matrix_of_its_letter(value, status):
+    # the arithmetic of both holds; the second multiplies entries that are not those of row 2 of Q and row 1 of K
+    doc = ("# Scores\n\n$$Q = \\begin{bmatrix} 1 & 0 & 2 \\\\ 2 & 1 & 1 \\end{bmatrix}, \\quad "
+           "K = \\begin{bmatrix} 1 & 2 & 3 \\\\ 0 & 1 & 1 \\end{bmatrix}$$\n\n"
+           f"For example $q_2 \\cdot k_1 = 2 \\cdot 1 + 1 \\cdot 2 + {value}$.\n")
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 5] == [status]

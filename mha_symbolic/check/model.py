@@ -29,7 +29,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from sympy import FiniteSet, ImmutableMatrix, MatrixSymbol, Rational, S, Symbol, expand
+from sympy import FiniteSet, ImmutableMatrix, MatrixBase, MatrixSymbol, Rational, S, Symbol, expand
 from sympy import latex as sympy_latex
 
 from .._convert import as_sympy
@@ -802,6 +802,7 @@ class DocumentModel:
             got = read_expression(text, tables[1], strict=False)
         if self.definitions and hasattr(got, "free_symbols"):
             named = {a: self._definition(str(a)) for a in got.free_symbols if str(a) in self.definitions}
+            named |= {a: row for a in got.free_symbols if a not in named and (row := self._row_of(str(a))) is not None}
             got = _inner_products(got, named).xreplace(named) if named else got
         if getattr(got, "has", None) and got.has(S.ImaginaryUnit):
             raise ParseError(f"{tex!r}: a bare I is read as the identity only with its size (I_n)")
@@ -831,6 +832,16 @@ class DocumentModel:
                     text = re.sub(rf"\\exp\s*(?:\\left)?\(\s*{spelled(name)}\s*(?:\\right)?\)|"
                                   rf"(?<![\\A-Za-z])e\s*\^\s*\{{\s*{spelled(name)}\s*\}}", entries, text)
         return text
+
+    def _row_of(self, name: str) -> ImmutableMatrix | None:
+        """``q_5``: row 5 of the matrix of numbers the document gave as ``Q`` (tokens as rows; counted as the
+        document counts), when it gave no ``q_5`` of its own; None otherwise."""
+        m = re.fullmatch(r"([a-z])_\{?(\d+)\}?", name)
+        matrix = self.definitions.get(m.group(1).upper()) if m and not self.columns else None
+        if not isinstance(matrix, MatrixBase) or not all(getattr(x, "is_number", False) for x in matrix):
+            return None
+        i = int(m.group(2)) - (0 if self.zero_based else 1)  # type: ignore[union-attr]
+        return ImmutableMatrix(matrix.row(i)) if 0 <= i < matrix.rows else None
 
     def _definition(self, name: str) -> Any:
         """What ``name`` stands for: a value the document gave, or the formula that defined it read again here."""

@@ -749,13 +749,21 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                     if len(c.sides) == 2 and re.fullmatch(r"\s*[A-Za-z][\w{}\\]*\s*", c.sides[0]) and \
                             re.fullmatch(r"\s*[\d.,]+\s*", c.sides[1]) and not greek:
                         continue  # "L=24, T=2048, B=8": settings, the grammar's
+                    gives = c.ops[0] == "eq" and set(c.ops) <= {"eq", "approx"} and bool(
+                        _MATRIX_NAME.fullmatch(c.sides[0])) and numeric_matrix(c.sides[-1]) is not None
                     if len(c.sides) == 2 and list(c.ops) == ["eq"] and (greek and re.fullmatch(
                             r"\s*[\d.]+\s*", c.sides[1]) or VECTOR_NAME.fullmatch(c.sides[0]) and
-                            "," in c.sides[1] and literal_value(c.sides[1]) or _MATRIX_NAME.fullmatch(c.sides[0])
-                            and numeric_matrix(c.sides[1]) is not None):
+                            "," in c.sides[1] and literal_value(c.sides[1])) or gives:
                         got = judge(here, list(c.sides), list(c.ops), c.text)  # "the scores are s = (2, 1, 0)", "take
                         if got is not None:  # Q = [1 0; 0 1]": the sentence names numbers in its scope, as math does
                             emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+                        key = "".join(c.sides[0].replace("{", "").replace("}", "").split())
+                        if gives and len(c.sides) > 2 and (got is None or got[1][0] not in ("wrong", "inconsistent")) \
+                                and not getattr(here.definitions.get(key), "is_Matrix", False):
+                            # "so S = QKᵀ = [1 3; 1 4]": what the sentence's later words say of S is said of these
+                            here.definitions[key] = numeric_matrix(c.sides[-1])
+                            here.bound_in[key], here.bound_line[key] = here.paragraph, p.line
+                            here.formulas.pop(key, None)
                         continue
                     sides, ops, text = list(c.sides), list(c.ops), c.text
                     space = list(ops) == ["in"] and bool(_SPACE.fullmatch(sides[1]))  # "Q ∈ ℝ^{dₖ×n}": a shape,
