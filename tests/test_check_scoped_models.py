@@ -94,7 +94,8 @@ def test_a_mark_beside_a_formula_ends_it(mark):
 
 def grid(middle: str) -> str:
     return ("tiny\n----\n\n  Q = [1 0; 0 1; 1 1]     K = [1 1; 0 1; 1 0]\n\n  S = Q Kᵀ =\n"
-            "      +---+---+---+\n      | 1 | 0 | 1 |\n" + middle + "      | 2 | 1 | 1 |\n      +---+---+---+\n")
+            "      +---+---+---+\n      | 1 | 0 | 1 |\n" + middle + "      | 2 | 1 | 1 |\n      +---+---+---+\n"
+            "  (rows are queries)\n")
 
 
 def test_a_matrix_drawn_under_its_name_is_read_row_by_row():
@@ -103,6 +104,8 @@ def test_a_matrix_drawn_under_its_name_is_read_row_by_row():
     wrong = grid("      | 1 | 1 | 5 |\n")
     assert verdicts(wrong, 9) == ["wrong"]  # the row that differs
     assert verdicts(wrong, 8) == verdicts(wrong, 10) == []
+    ragged = grid("      | 1 | 1 |\n")  # rows of unequal length draw no matrix
+    assert [verdicts(ragged, k) for k in (8, 9, 10)] == [[]] * 3
 
 
 @pytest.mark.parametrize("result, status", [("67,108,864", "correct"), ("33,554,432", "wrong")])
@@ -164,3 +167,12 @@ def test_an_indexed_lower_case_vector_is_a_row_of_the_matrix_of_its_letter(value
            "K = \\begin{bmatrix} 1 & 2 & 3 \\\\ 0 & 1 & 1 \\end{bmatrix}$$\n\n"
            f"For example $q_2 \\cdot k_1 = 2 \\cdot 1 + 1 \\cdot 2 + {value}$.\n")
     assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 5] == [status]
+
+
+@pytest.mark.parametrize("product, status", [("64 × 0.25 = 16", "correct"), ("64 × 0.5 = 32", "wrong")])
+def test_a_moment_in_plain_text_is_judged_in_the_sizes_its_sentence_states(product, status):
+    doc = ("Q3. Other variances\n\nWith d_k = 64 throughout.\n\n"
+           f"Example: σ² = 0.5 and d_k = 64 gives Var(q·k) = {product}.\n"
+           "Same σ² with d_k = 128 gives Var(q·k) = 32.\n")
+    found = [f for f in check_text(doc, isolate=False).findings if f.kind == "statistic"]
+    assert [(f.line, f.status) for f in found] == [(5, status), (6, "correct")]

@@ -238,6 +238,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
     if not flagged:  # the common case costs nothing: the paragraph is read only for a flagged piece
         return
     configurations = scopes.other_configurations(before, paragraph.replace(p.text, " "))  # sizes stated elsewhere
+    own = _sentence_sizes(p.text) or _plain_sizes(p.text)  # (not a size its own sentence states otherwise)
+    configurations = [c for c in configurations if not any(own.get(k, v) != v for k, v in c.items())]
     earlier = before.examples[-1] if before.examples and before.example_section < before.section else None
     if earlier is not None and earlier[0]:
         configurations.append(dict(earlier[0]))
@@ -767,16 +769,19 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         continue
                     sides, ops, text = list(c.sides), list(c.ops), c.text
                     space = list(ops) == ["in"] and bool(_SPACE.fullmatch(sides[1]))  # "Q ∈ ℝ^{dₖ×n}": a shape,
-                    if not given and not space:  # by the shape rules of the scope's model; else only the links of
-                        # written numbers: what the sentence computes from its own,
+                    moment = bool(re.match(r"\s*\\mathrm\{(?:Var|Cov)\}\s*\(", sides[0]))  # "Var(q·k) = 64 × 0.25 = 16"
+                    if not given and not space and not moment:  # by the shape rules of the scope's model, a moment
+                        # by the statistics of its sizes; else only the links of written numbers: what the sentence
+                        # computes from its own,
                         span = numbers_run(sides, ops)  # shown as what was computed (never the claim around it)
                         if span is None:
                             continue
                         sides, ops = sides[span[0]:span[1]], ops[span[0]:span[1] - 1]
                         text = sides[0].strip() + "".join(f" {_RELATIONS[op]} {x.strip()}" for op, x in zip(
                             ops, sides[1:], strict=True))
-                    try:
-                        got = judge(scopes.with_sizes(here, {}), sides, ops, text)
+                    stated = _sentence_sizes(p.text) or _plain_sizes(p.text) if moment else {}  # "with d_k = 128
+                    try:  # gives Var(q·k) = 32": a moment in the sizes its own sentence states
+                        got = judge(scopes.with_sizes(here, stated), sides, ops, text)
                     except (MHASymbolicError, ValueError, TypeError, AttributeError, RecursionError):
                         continue  # a formula of a sentence the reader cannot follow: the sentence's other readers
                     if got is not None and got[1][0] == "wrong" and numeric_function(run) and \

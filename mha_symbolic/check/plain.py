@@ -215,7 +215,8 @@ def shape_chain(tex: str) -> bool:
 def math_words(tex: str) -> str:
     """Function names written as words in plain text (softmax, head, rank, min) as LaTeX commands."""
     tex = re.sub(r"(?<![\\A-Za-z{])sqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", tex)  # sqrt(2), sqrt(d_k)
-    tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head)(?![A-Za-z])", r"\\mathrm{\1}", tex)
+    tex = re.sub(r"(?<![\\A-Za-z{])(softmax|Concat|MultiHead|rank|Attention|head|Var|Cov)(?![A-Za-z])", r"\\mathrm{\1}",
+                 tex)
     # a matrix numbered by its head as code names it: W_Q1 is W_Q^1, Q1 is Q_1, head2 is head_2 (never Q times 1)
     tex = re.sub(r"(?<![\\A-Za-z_^{])W(?:_\{([QKV])(\d{1,2})\}|_?([QKV])(\d{1,2})(?![\w.]))",
                  lambda m: f"W_{m.group(1) or m.group(3)}^{{{m.group(2) or m.group(4)}}}", tex)
