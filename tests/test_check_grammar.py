@@ -117,9 +117,10 @@ CASES = {
                      ("ratio", "8")],
                     "It takes 4 times as long and a quarter more.", []),
     "moment_claim": ("For $d_k = 64$ the unscaled score has variance 64 and standard deviation 8, while after "
-                     "scaling, the logits have a standard deviation of 1; the variance of the dot product is 64.",
+                     "scaling, the logits have a standard deviation of 1; the variance of the dot product is 64; an "
+                     "unscaled score would have standard deviation 8.",
                      [("if", {"d_k": 64}), ("moment", "Var", False, "64"), ("moment", "sd", False, "8"),
-                      ("moment", "sd", True, "1"), ("moment", "Var", None, "64")],
+                      ("moment", "sd", True, "1"), ("moment", "Var", None, "64"), ("moment", "sd", False, "8")],
                      "The variance of the embeddings is 1 and the score function has 2 arguments.", []),
     "shape_claim": ("So $Q * K^\\top$ is $2 \\times 2$, $W_O$ is a 4 x 12 matrix, $Q_i K_i^T / \\sqrt{64}$ es de 6×6, "
                     "$M$ volta a ter forma $2 \\times 6$, $W^O$ must be $6 \\times 6$ and $Z$ has shape (2, 3, 5).",

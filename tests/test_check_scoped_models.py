@@ -176,3 +176,9 @@ def test_a_moment_in_plain_text_is_judged_in_the_sizes_its_sentence_states(produ
            "Same σ² with d_k = 128 gives Var(q·k) = 32.\n")
     found = [f for f in check_text(doc, isolate=False).findings if f.kind == "statistic"]
     assert [(f.line, f.status) for f in found] == [(5, status), (6, "correct")]
+
+
+@pytest.mark.parametrize("sd, status", [("8", "correct"), ("64", "wrong")])
+def test_a_moment_in_the_hypothetical_mood_is_judged_when_its_sentence_names_what_it_depends_on(sd, status):
+    doc = f"# Scaling\n\nWith $d_k = 64$ an unscaled score would have standard deviation ${sd}$, enough to saturate.\n"
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.kind == "statistic"] == [status]

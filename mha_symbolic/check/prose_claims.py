@@ -156,10 +156,11 @@ def _moments(doc: DocumentModel, statements: list[Any], sentence: str, line: str
 
     flat = " ".join(line.split())
     claims = [s for s in statements if isinstance(s, MomentClaim) and " ".join(s.text.split()) in flat]
-    if not claims or hypothetical(sentence):
-        return []
     said = [dict(s.sizes).get("d_k") for s in statements if isinstance(s, Condition)] + \
         [s.value for s in statements if isinstance(s, Setting) and s.name == "d_k"]
+    if not claims or hypothetical(sentence) and not (any(v is not None for v in said) and all(
+            c.scaled is not None for c in claims)):  # ("with d_k = 64 an unscaled score would have ...": the
+        return []  # sentence names all a moment depends on, so its mood changes nothing)
     d_k = next((v for v in said if v is not None), None) or sizes(doc).get("d_k")
     out: list[Verdict] = []
     for c in claims:
