@@ -834,13 +834,15 @@ class DocumentModel:
         return text
 
     def _row_of(self, name: str) -> ImmutableMatrix | None:
-        """``q_5``: row 5 of the matrix of numbers the document gave as ``Q`` (tokens as rows; counted as the
-        document counts), when it gave no ``q_5`` of its own; None otherwise."""
+        """``q_5``: row 5 of the matrix of numbers the document gave as ``Q`` (tokens as rows, one head; counted
+        as the document counts), when it gave no ``q_5`` of its own; None otherwise."""
         m = re.fullmatch(r"([a-z])_\{?(\d+)\}?", name)
-        matrix = self.definitions.get(m.group(1).upper()) if m and not self.columns else None
+        if not m or self.columns or self.known_dims().get("h", 1) != 1:
+            return None  # (with several heads, q_2 is a row of which head's Q is the section's to say)
+        matrix = self.definitions.get(m.group(1).upper())
         if not isinstance(matrix, MatrixBase) or not all(getattr(x, "is_number", False) for x in matrix):
             return None
-        i = int(m.group(2)) - (0 if self.zero_based else 1)  # type: ignore[union-attr]
+        i = int(m.group(2)) - (0 if self.zero_based else 1)
         return ImmutableMatrix(matrix.row(i)) if 0 <= i < matrix.rows else None
 
     def _definition(self, name: str) -> Any:

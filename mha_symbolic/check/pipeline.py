@@ -752,7 +752,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                             re.fullmatch(r"\s*[\d.,]+\s*", c.sides[1]) and not greek:
                         continue  # "L=24, T=2048, B=8": settings, the grammar's
                     gives = c.ops[0] == "eq" and set(c.ops) <= {"eq", "approx"} and bool(
-                        _MATRIX_NAME.fullmatch(c.sides[0])) and numeric_matrix(c.sides[-1]) is not None
+                        _MATRIX_NAME.fullmatch(c.sides[0])) and numeric_matrix(c.sides[-1]) is not None and \
+                        not re.search(rf"\b(?:of|de|von|di|du|da|del|der)\s+{re.escape(c.sides[0].strip()[0])}"
+                                      r"[\w{}()⁽⁾]*\s*(?:=|≈)", p.text)  # "Row 1 of P2 = ...": of a part of P2
                     if len(c.sides) == 2 and list(c.ops) == ["eq"] and (greek and re.fullmatch(
                             r"\s*[\d.]+\s*", c.sides[1]) or VECTOR_NAME.fullmatch(c.sides[0]) and
                             "," in c.sides[1] and literal_value(c.sides[1])) or gives:
