@@ -182,3 +182,19 @@ def test_a_moment_in_plain_text_is_judged_in_the_sizes_its_sentence_states(produ
 def test_a_moment_in_the_hypothetical_mood_is_judged_when_its_sentence_names_what_it_depends_on(sd, status):
     doc = f"# Scaling\n\nWith $d_k = 64$ an unscaled score would have standard deviation ${sd}$, enough to saturate.\n"
     assert [f.status for f in check_text(doc, isolate=False).findings if f.kind == "statistic"] == [status]
+
+
+@pytest.mark.parametrize("second, status", [
+    ("A larger model with d_model = 1024 and 16 heads has d_k = 64.", "given"),  # a configuration of its own
+    ("So the model of 12 heads has d_k = 48.", "inconsistent"),  # the same heads, another d_k: a contradiction
+])
+def test_a_sentence_that_states_a_whole_configuration_of_its_own_is_another_example(second, status):
+    doc = f"# Sizes\n\nThe base model splits d_model = 768 over 12 heads, so d_k = 64.\n{second}\n"
+    got = [f.status for f in check_text(doc, isolate=False).findings if f.kind == "setting"]
+    assert ("inconsistent" in got) == (status == "inconsistent")
+
+
+def test_a_hypothetical_model_in_words_is_a_condition_of_its_sentence():
+    doc = ("# Sizes\n\nHere d_k = 64 and the raw scores have standard deviation 8. For a small,\npurely "
+           "hypothetical model with d_k = 16 the figure is sqrt(16) = 4.\n")
+    assert "inconsistent" not in [f.status for f in check_text(doc, isolate=False).findings]

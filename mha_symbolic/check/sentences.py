@@ -54,6 +54,18 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
         values = ", ".join(str(y.value) for y in said if y.name == name)
         emit(p.line, p.text, "given", f"the sentence compares {name} = {values}: it binds none of them",
              kind="setting")
+    own = {x.name: int(x.value) for x in said if x.name not in compared}
+    known = {k: doc.known_dims().get(k) for k in own if doc.known_dims().get(k) is not None}
+    whole = {"d_model", "h", "d_k"} <= set(own)  # (a configuration stated whole may share a size with the other)
+    if len(own) >= 2 and known and any(own[k] != v for k, v in known.items()) and _one_configuration(own) and (
+            whole or all(own[k] != v for k, v in known.items())):
+        doc.restart()  # "GPT-3 (d_model = 12288 with 96 heads) has d_k = 128" after BERT-base's sizes: a whole
+        # configuration of its own, every size it restates another: another example, not a contradiction (the
+        for k in own:  # sizes its paragraph set before are the other configuration's, too)
+            doc.dims.pop(k, None)
+            doc.bound_in.pop(k, None)
+            doc.bound_line.pop(k, None)
+        doc._model = doc._table = None
     for s in (x for x in said if x.name not in compared):
         _setting(doc, p, emit, s.name, int(s.value), s.text)
     _shapes(doc, p, emit)  # after the sizes the line sets ("d_model = 4 y ... X ∈ ℝ^{3×4}")
@@ -150,6 +162,13 @@ def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said:
     else:  # nothing computed: a restated setting is given, not "correct"
         emit(p.line, p.text, "given", f"restates {name} = {known}" + (
             f" (line {doc.bound_line[name]})" if name in doc.bound_line else ""), kind="setting")
+
+
+def _one_configuration(sizes: dict[str, int]) -> bool:
+    """Do the sizes a sentence states hold together (d_model = h d_k where it states all three)?"""
+    if {"d_model", "h", "d_k"} <= set(sizes):
+        return sizes["d_model"] == sizes["h"] * sizes["d_k"]
+    return True
 
 
 def _another_scenario(sentence: str) -> bool:
