@@ -181,6 +181,7 @@ def test_hypothetical_mood():
     assert hypothetical("Had we used $h = 16$, $d_k$ would be 32.")
     assert hypothetical("(With h = 1 the head is the layer.)")
     assert hypothetical("Zum Beispiel mit h = 2.")
+    assert hypothetical("For a purely hypothetical model with d_k = 16 it is 4.")
     assert not hypothetical("With $h = 8$, $d_k = 64$.")
     assert not hypothetical("The example uses $h = 8$.")
 
