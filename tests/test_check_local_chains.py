@@ -94,7 +94,7 @@ def test_a_key_vector_named_k_is_a_vector_not_an_index_range(value, status):
 ])
 def test_arithmetic_of_written_numbers_through_a_function(sentence, status):
     doc = "# Scaling\n\n" + sentence + ".\n"
-    assert verdicts(doc, 3) == [status]
+    assert [s for s in verdicts(doc, 3) if s != "unchecked"] == [status]  # (a moment whose d_k is never fixed)
 
 
 def test_a_logarithm_of_unstated_base_is_not_refuted():
