@@ -198,3 +198,30 @@ def test_a_hypothetical_model_in_words_is_a_condition_of_its_sentence():
     doc = ("# Sizes\n\nHere d_k = 64 and the raw scores have standard deviation 8. For a small,\npurely "
            "hypothetical model with d_k = 16 the figure is sqrt(16) = 4.\n")
     assert "inconsistent" not in [f.status for f in check_text(doc, isolate=False).findings]
+
+
+@pytest.mark.parametrize("result, status", [("34.31", "unchecked"), ("12.31", "wrong")])
+def test_a_function_of_a_rounded_decimal_in_math_is_judged_at_its_rounding(result, status):
+    # 3.536 is 5/√2 rounded, and e^3.5355 = 34.31: not wrong; 12.31 is wrong whatever the rounding
+    doc = f"# Exponentials\n\nThe exponential is $e^{{3.536}} \\approx {result}$.\n"
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 3] == [status]
+
+
+@pytest.mark.parametrize("weights, status", [("0{,}140\\;;\\;0{,}576\\;;\\;0{,}284", "correct"),
+                                             ("0{,}155\\;;\\;0{,}536\\;;\\;0{,}309", "wrong")])
+def test_a_softmax_of_scaled_scores_in_a_decimal_comma_document(weights, status):
+    doc = ("# Softmax\n\nOn divise par $\\sqrt{2} \\approx 1{,}414$ :\n\n"
+           f"$$a_1=\\operatorname{{softmax}}\\!\\left(\\tfrac{{3}}{{\\sqrt2}},\\tfrac{{5}}{{\\sqrt2}},"
+           f"\\tfrac{{4}}{{\\sqrt2}}\\right)\\approx({weights}).$$\n")
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 5] == [status]
+
+
+@pytest.mark.parametrize("q, status", [("2&1\\\\0&1\\\\1&0", "correct"), ("2&1\\\\0&2\\\\1&0", "wrong")])
+def test_weights_given_before_any_number_of_heads_are_the_heads_it_computes(q, status):
+    doc = ("# Une tête\n\nNous prenons $n=3$, $d_{\\text{model}}=4$ et une tête de dimension $d_k=2$, avec "
+           "$X\\in\\mathbb R^{3\\times 4}$.\n\n$$X=\\begin{bmatrix}1&0&1&0\\\\0&2&0&1\\\\1&1&0&1\\end{bmatrix}, \\quad "
+           "W_Q=\\begin{bmatrix}1&0\\\\0&1\\\\1&1\\\\0&-1\\end{bmatrix}$$\n\n"
+           f"$$Q=XW_Q=\\begin{{bmatrix}}{q}\\end{{bmatrix}}$$\n")
+    found = check_text(doc, isolate=False).findings
+    assert [f.status for f in found if f.line == 7] == [status]
+    assert [f.status for f in found if f.line == 3 and f.kind == "shape"] == ["correct"]  # \mathbb R, unbraced

@@ -121,7 +121,10 @@ _SENTENCE_END = re.compile(r"(?<![.!?\u0964])[.!?\u0964]+[\"')\]]*(?=\s|$)")  # 
 
 
 def _normalize(text: str) -> str:
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    r"""One line end, no byte-order mark, and a blackboard letter's argument braced (``\mathbb R`` is ``\mathbb{R}``,
+    as LaTeX reads it)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return re.sub(r"\\mathbb\s+([A-Za-z])", r"\\mathbb{\1}", text) if "\\mathbb " in text else text
 
 
 def _rows(raw: str) -> list[tuple[int, str]]:

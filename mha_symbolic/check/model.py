@@ -138,8 +138,9 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     # once, which hides the decimal's rounding from the reading at written precision)
     t = re.sub(r"(?<![\\A-Za-z])e\s*\^\s*(?:\{\s*(-?\s*\d+\.\d+)\s*\}|(\d+\.\d+))",
                lambda m: r"\exp(" + (m.group(1) or m.group(2)).replace(" ", "") + ")", t)
-    # an entry: 2, -1.5, \ln 3, \frac{1}{2}, -\infty
-    entry = r"(?:-?\s*(?:\\ln|\\log)\s*\d+(?:\.\d+)?|-?\\frac\{\d+\}\{\d+\}|-?[\d.]+|-\s*\\infty)"
+    # an entry: 2, -1.5, \ln 3, \frac{1}{2}, \tfrac{3}{\sqrt2}, -\infty
+    entry = (r"(?:-?\s*(?:\\ln|\\log)\s*\d+(?:\.\d+)?|-?\\[dt]?frac\{\d+\}\{(?:\d+|\\sqrt\s*(?:\d|\{\d+\}))\}|-?[\d.]+"
+             r"|-\s*\\infty)")  # (\tfrac{3}{\sqrt2}: a score divided by a root)
     t = re.sub(rf"(\\mathrm\{{softmax\}})\s*(?:\\left)?\(\s*((?:\\left)?\()?\s*({entry}(?:\s*,\s*{entry})+)"
                r"\s*(?:\\right)?\)",  # softmax(3, 0): of a row vector; softmax((1, 0, 2)/\sqrt{2}): a row, divided
                lambda m: m.group(1) + "(" + _row(m.group(3)) + ("" if m.group(2) else ")"), t)
@@ -491,6 +492,10 @@ def _written(base: str, primes: str, role: str, head: str | None, transposed: bo
     if transposed:
         return f"({name})^{{T}}" if head is not None else name + "^{T}"
     return name
+
+
+#: a single letter of the model standing alone or beside another of Q, K, V (``QK^T``): no letter of a word before it
+_BESIDE = r"(?<![\\a-z_^])(?<![A-Z](?<![QKV]))"
 
 
 @dataclass
@@ -889,12 +894,15 @@ class DocumentModel:
         if self.current_head is not None:
             k = self.current_head - (1 if self.zero_based else 0)
             tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(^])", lambda m: f"{m.group(1)}_{{{k}}}", tex)
-        elif self.dims.get("h") == 1 and not self.values.get("W_Q^2"):  # one head: bare Q, K, V, A are its own (S
-            # is left alone: the document's S may be the scaled scores)
+        elif (self.dims.get("h") == 1 or "h" not in self.dims and self.memory.get("unindexed_head")) and \
+                not self.values.get("W_Q^2"):  # one head: bare Q, K, V, A are its own (S is left alone: the
+            # document's S may be the scaled scores); so are W_Q, W_K, W_V where it gave them before naming heads
             k = 0 if self.zero_based else 1
+            if "h" not in self.dims:
+                tex = re.sub(r"(?<![\\a-z_^])W_\{?([QKV])\}?(?![\w{^])", lambda m: f"W_{m.group(1)}^{{{k}}}", tex)
             transposed = r"\^\s*\{?\s*(?:T|\\top|\\intercal|\\mathsf\{T\}|\\mathrm\{T\})"
-            tex = re.sub(rf"(?<![\\A-Za-z_^])(?<![_^]{{)(S'|A|Z|Q|K|V)(?![_'A-Za-z(^])"
-                         rf"|(?<![\\A-Za-z_^])(?<![_^]{{)([QKV])(?={transposed})",
+            tex = re.sub(rf"{_BESIDE}(?<![_^]{{)(S'|A|Z|Q|K|V)(?![_'(^]|[a-z]|[A-Z](?<![QKV]))"
+                         rf"|{_BESIDE}(?<![_^]{{)([QKV])(?={transposed})",
                          lambda m: f"{m.group(1) or m.group(2)}_{{{k}}}", tex)
         return tex
 

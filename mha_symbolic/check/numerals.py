@@ -120,11 +120,13 @@ def as_points(text: str) -> str:
 
     text = _COMMA_DECIMAL.sub(point, text)
     # (0.665; 0.255; 0.080): where the comma is the decimal mark, a tuple's entries are separated by semicolons
-    return _SEMICOLON_TUPLE.sub(lambda m: m.group(0).replace(";", ","), text)
+    return _SEMICOLON_TUPLE.sub(lambda m: re.sub(r"(?<!\\);", ",", m.group(0)), text)
 
 
-#: a tuple of numbers in parentheses separated by semicolons (``(2;\ 1;\ 0)``; MATLAB rows are in brackets)
-_SEMICOLON_TUPLE = re.compile(r"\((?:\s|\\ )*-?\d+(?:\.\d+)?(?:(?:\s|\\ )*;(?:\s|\\ )*-?\d+(?:\.\d+)?)+(?:\s|\\ )*\)")
+#: a tuple of numbers in parentheses separated by semicolons (``(2;\ 1;\ 0)``, ``(0,1\;;\;0,9)``; MATLAB rows are in
+#: brackets)
+_GAP = r"(?:\s|\\[ ,;:!])*"  # spaces, also LaTeX's: (0,140\;;\;0,576)
+_SEMICOLON_TUPLE = re.compile(rf"\({_GAP}-?\d+(?:\.\d+)?(?:{_GAP};{_GAP}-?\d+(?:\.\d+)?)+{_GAP}\)")
 
 
 def _power(word: str) -> int:
