@@ -216,12 +216,17 @@ def test_a_softmax_of_scaled_scores_in_a_decimal_comma_document(weights, status)
     assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 5] == [status]
 
 
-@pytest.mark.parametrize("q, status", [("2&1\\\\0&1\\\\1&0", "correct"), ("2&1\\\\0&2\\\\1&0", "wrong")])
-def test_weights_given_before_any_number_of_heads_are_the_heads_it_computes(q, status):
-    doc = ("# Une tête\n\nNous prenons $n=3$, $d_{\\text{model}}=4$ et une tête de dimension $d_k=2$, avec "
-           "$X\\in\\mathbb R^{3\\times 4}$.\n\n$$X=\\begin{bmatrix}1&0&1&0\\\\0&2&0&1\\\\1&1&0&1\\end{bmatrix}, \\quad "
-           "W_Q=\\begin{bmatrix}1&0\\\\0&1\\\\1&1\\\\0&-1\\end{bmatrix}$$\n\n"
-           f"$$Q=XW_Q=\\begin{{bmatrix}}{q}\\end{{bmatrix}}$$\n")
-    found = check_text(doc, isolate=False).findings
-    assert [f.status for f in found if f.line == 7] == [status]
-    assert [f.status for f in found if f.line == 3 and f.kind == "shape"] == ["correct"]  # \mathbb R, unbraced
+@pytest.mark.parametrize("shape, status", [("3\\times 4", "correct"), ("4\\times 3", "inconsistent")])
+def test_a_blackboard_letter_with_its_argument_unbraced_is_the_reals(shape, status):
+    doc = ("# Une tête\n\nNous prenons $n=3$ et $d_{\\text{model}}=4$, avec "
+           f"$X\\in\\mathbb R^{{{shape}}}$, un token par ligne.\n")
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.kind == "shape"] == [status]
+
+
+@pytest.mark.parametrize("product, status", [("1 & 1 \\\\ 0 & 1", "correct"), ("1 & 1 \\\\ 1 & 1", "wrong")])
+def test_q_beside_k_in_a_one_head_model_is_the_heads(product, status):
+    doc = ("# One head\n\nWe take $n = 2$, $d_{model} = 2$, $h = 1$ and $d_k = 2$.\n\n"
+           "$$X = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}, \\quad W_Q = \\begin{bmatrix} 1 & 1 \\\\ 0 & 1 "
+           "\\end{bmatrix}, \\quad W_K = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n\n"
+           f"$$QK^\\top = \\begin{{bmatrix}} {product} \\end{{bmatrix}}$$\n")
+    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 7] == [status]

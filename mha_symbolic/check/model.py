@@ -894,12 +894,9 @@ class DocumentModel:
         if self.current_head is not None:
             k = self.current_head - (1 if self.zero_based else 0)
             tex = re.sub(r"(?<![\\A-Za-z_^{])(S'|S|A|Z)(?![_'A-Za-z(^])", lambda m: f"{m.group(1)}_{{{k}}}", tex)
-        elif (self.dims.get("h") == 1 or "h" not in self.dims and self.memory.get("unindexed_head")) and \
-                not self.values.get("W_Q^2"):  # one head: bare Q, K, V, A are its own (S is left alone: the
-            # document's S may be the scaled scores); so are W_Q, W_K, W_V where it gave them before naming heads
+        elif self.dims.get("h") == 1 and not self.values.get("W_Q^2"):  # one head: bare Q, K, V, A are its own (S
+            # is left alone: the document's S may be the scaled scores)
             k = 0 if self.zero_based else 1
-            if "h" not in self.dims:
-                tex = re.sub(r"(?<![\\a-z_^])W_\{?([QKV])\}?(?![\w{^])", lambda m: f"W_{m.group(1)}^{{{k}}}", tex)
             transposed = r"\^\s*\{?\s*(?:T|\\top|\\intercal|\\mathsf\{T\}|\\mathrm\{T\})"
             tex = re.sub(rf"{_BESIDE}(?<![_^]{{)(S'|A|Z|Q|K|V)(?![_'(^]|[a-z]|[A-Z](?<![QKV]))"
                          rf"|{_BESIDE}(?<![_^]{{)([QKV])(?={transposed})",

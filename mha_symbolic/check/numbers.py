@@ -794,16 +794,6 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
                     verdicts.append(("given", f"{tex[i]} given ({stated.rows} x {stated.cols}): the document's own "
                                      "value (the weights of its formula are never given)", None, ""))
                     continue
-                role = re.fullmatch(r"W[_^]?([QKVqkv])", bare)
-                if product is None and i == 0 and len(sides) == 2 and role and "h" not in doc.dims:
-                    # W_Q = [numbers] before the document states any number of heads: the weight of the head it
-                    tex = [*tex]  # computes (head 1, "the head above becomes head 1" when a second one comes)
-                    tex[i] = f"W_{role.group(1).upper()}^{{1}}"
-                    product = doc.read(tex[i])
-                    if _loose_weight(product) or not isinstance(product, MatrixSymbol):
-                        product = None
-                    else:
-                        doc.memory["unindexed_head"] = True  # later lines read its W_K, Q, K^T as that head's
                 if product is None:
                     _assume_head_blocks(doc, tex[i], stated)
                     verdicts.append(("unchecked", f"{tex[i]}: a weight without a head index that the document has not "
