@@ -218,8 +218,6 @@ _ENTRY = re.compile(r"; entry \((\d+), \d+\) differs")
 _RELATIONS = {"eq": "=", "approx": r"\approx"}
 #: formulas written side by side in a line of plain text, three spaces or more apart
 _WIDE_GAP = re.compile(r"\S {3,}\S")
-#: the space of a shape claim: ``\mathbb{R}^{d_k \times n}``
-_SPACE = re.compile(r"\s*\\mathbb\{R\}\s*\^\s*\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*")
 #: a matrix's name in a sentence's formula (``Q``, ``W_Q``, ``K_{1}``), given a matrix of numbers there
 _MATRIX_NAME = re.compile(r"\s*[A-Z](?:_\{?\w+\}?)?\s*")
 #: a lower-case name in a sentence's formula (``s``, ``z_1``): a vector the document may have given
@@ -703,6 +701,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             numeric_function,
             shape_chain,
         )
+        from .shapes import SPACE
         from .tracing import shape_products
 
         doc.return_to(_sentence_sizes(p.text) or _plain_sizes(p.text))  # it restates an earlier example's sizes: it
@@ -776,7 +775,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                             here.formulas.pop(key, None)
                         continue
                     sides, ops, text = list(c.sides), list(c.ops), c.text
-                    space = list(ops) == ["in"] and bool(_SPACE.fullmatch(sides[1]))  # "Q ∈ ℝ^{dₖ×n}": a shape,
+                    space = list(ops) == ["in"] and bool(SPACE.fullmatch(sides[1]))  # "Q ∈ ℝ^{dₖ×n}": a shape,
                     moment = bool(re.match(r"\s*\\mathrm\{(?:Var|Cov)\}\s*\(", sides[0]))  # "Var(q·k) = 64 × 0.25 = 16"
                     if not given and not space and not moment:  # by the shape rules of the scope's model, a moment
                         # by the statistics of its sizes; else only the links of written numbers: what the sentence

@@ -74,12 +74,16 @@ def _declared_in_sizes(doc: DocumentModel, name: str, stated: tuple[Any, ...]
             f"{now[0]} x {now[1]}", "proven")
 
 
+#: the real matrices of a shape, ``\mathbb{R}^{h \times n \times n}`` (or ``ℝ^{...}``), its sizes in group 1
+SPACE = re.compile(r"\s*(?:\\mathbb\{R\}|ℝ)\s*\^\s*\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}\s*")
+
+
 def _set_sizes(doc: DocumentModel, tex: str) -> tuple[Any, ...] | None:
     r"""``\mathbb{R}^{h \times n \times n}``: its sizes with the document's (None when not such a set, or a size is
     not fixed)."""
     from .arithmetic import arithmetic_value
 
-    m = re.fullmatch(r"\s*(?:\\mathbb\{R\}|ℝ)\s*\^\s*\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}\s*", tex)
+    m = SPACE.fullmatch(tex)
     if m is None:
         return None
     try:
