@@ -17,6 +17,7 @@ from mha_symbolic.check.prose import (
     MomentClaim,
     RankClaim,
     RatioClaim,
+    Restatement,
     Setting,
     ShapeClaim,
     TokenScope,
@@ -55,6 +56,8 @@ def statements(sentence: str) -> list[tuple]:
             out.append(("moment", s.moment, s.scaled, s.value))
         elif isinstance(s, ShapeClaim):
             out.append(("shape", s.subject, s.dims))
+        elif isinstance(s, Restatement):
+            out.append(("restated", s.first, s.second))
     return out
 
 
@@ -116,6 +119,11 @@ CASES = {
                     [("ratio", "4"), ("ratio", "4"), ("ratio", "5"), ("ratio", "2.5"), ("ratio", "8"), ("ratio", "32"),
                      ("ratio", "8")],
                     "It takes 4 times as long and a quarter more.", []),
+    "restatement": ("That is $786{,}432$ bytes, i.e. 768 KiB, or 20,480 bytes (≈ 20 KiB) per token; 16 MiB — 16777216 "
+                    "bytes; 6 MiB, d.h. 6291456 Bytes.",
+                    [("restated", "786432 bytes", "768 KiB"), ("restated", "20480 bytes", "20 KiB"),
+                     ("restated", "16 MiB", "16777216 bytes"), ("restated", "6 MiB", "6291456 Bytes")],
+                    "It needs 2 GiB or 4 GiB depending on the dtype, 160 MiB (320 MiB with fp32) and 4 GB (fp16).", []),
     "moment_claim": ("For $d_k = 64$ the unscaled score has variance 64 and standard deviation 8, while after "
                      "scaling, the logits have a standard deviation of 1; the variance of the dot product is 64; an "
                      "unscaled score would have standard deviation 8.",

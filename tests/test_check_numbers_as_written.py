@@ -142,3 +142,24 @@ def test_numbers_as_points_keep_every_line_in_place():
     assert out.split("\n")[2] == "x = 1.536"
     assert [len(x) for x in out.split("\n")] == [len(x) for x in text.split("\n")]
     assert "2.718" in out and "2359296" in out
+
+
+RESTATED = ("# Memory\n\n"
+            "The scores of one layer take $196{{,}}608 \\cdot 4 = 786{{,}}432$ bytes, i.e. {ie}, for fp32.\n\n"
+            "Per token the cache holds 2 · 40 · 128 · 2 = 20,480 bytes ({paren}).\n\n"
+            "Die Summe ist 6 MiB, d.h. {dh}.\n\n"
+            "It needs 2 GiB or 4 GiB depending on the dtype, and 160 MiB (320 MiB with fp32).\n")
+
+
+@pytest.mark.parametrize("ie, paren, dh, status", [
+    ("768 KiB", "20 KiB", "6291456 Bytes", "correct"),
+    ("0.75 MiB", "≈ 20 KiB", "6,291,456 bytes", "correct"),
+    ("768 MiB", "40 KiB", "6291456 KiB", "wrong"),
+])
+def test_an_amount_restated_in_another_unit_is_compared_at_its_written_precision(ie, paren, dh, status):
+    # an apposition ("i.e.", a bracket, "d.h.") restates the amount before it: judged from the two amounts alone
+    doc = RESTATED.format(ie=ie, paren=paren, dh=dh)
+    assert status in verdicts(doc, 3)
+    assert status in verdicts(doc, 5)
+    assert verdicts(doc, 7) == [status]
+    assert not verdicts(doc, 9)  # alternatives in one unit, an amount for another dtype: nothing restated

@@ -24,7 +24,7 @@ from lark import Lark, Token, Transformer, v_args
 from .normalise import normalise
 
 __all__ = ["Setting", "Constraint", "Condition", "HeadScope", "TokenScope", "AxisClaim", "RankClaim", "RatioClaim",
-           "Variant", "read", "holds", "variants", "settings", "constraints",
+           "Restatement", "Variant", "read", "holds", "variants", "settings", "constraints",
            "conditions", "scope", "hypothetical"]
 
 
@@ -106,10 +106,21 @@ def _int(term: str) -> int | None:
     return int(m.group(1)) ** int(m.group(2)) if m.group(2) else int(m.group(1))
 
 
+#: an abbreviation of single letters and dots at the end of a text ("i.e.", "e.g.", "d.h.", "c.-à-d."): no sentence end
+_ABBREVIATION = re.compile(r"(?:^|(?<=[\s(,]))(?:[^\W\d_][.-]+){1,2}[^\W\d_]\.$")
+
+
 def _sentences(prose: str) -> list[tuple[int, str]]:
-    """(offset, sentence): split after ``. ! ? ।`` followed by a space, and at line breaks."""
+    """(offset, sentence): split after ``. ! ? ।`` followed by a space, and at line breaks; not after an abbreviation
+    of letters and dots ("i.e.", "e.g.", "d.h.", "z.B.", "c.-à-d.").
+
+    >>> [s for _, s in _sentences("It is 786432 bytes, i.e. 768 KiB. Next one.")]
+    ['It is 786432 bytes, i.e. 768 KiB.', 'Next one.']
+    """
     out, at = [], 0
     for m in re.finditer(r"(?<=[.!?।])\s+|\n+|$", prose):
+        if "\n" not in m.group(0) and _ABBREVIATION.search(prose, max(0, m.start() - 12), m.start()):
+            continue
         if prose[at:m.start()].strip():
             out.append((at, prose[at:m.start()]))
         at = m.end()
@@ -169,6 +180,15 @@ class RatioClaim:
 
 
 @dataclass(frozen=True)
+class Restatement:
+    """An amount restated in another unit ("786432 bytes, i.e. 768 KiB"): both amounts as written, value and unit."""
+
+    first: str
+    second: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ShapeClaim:
     """A shape stated in words: ``subject`` (math, as plain text: ``Q_i K_i^T / √64``) has the sizes ``dims``
     (numbers or size names, as written)."""
@@ -209,7 +229,7 @@ class LayerCount:
 
 
 Statement = LayerCount | Setting | Constraint | Condition | HeadScope | TokenScope | AxisClaim | RankClaim \
-    | RatioClaim | MomentClaim | ShapeClaim
+    | RatioClaim | MomentClaim | ShapeClaim | Restatement
 
 
 @lru_cache(maxsize=1)
@@ -527,6 +547,15 @@ class _Reader(Transformer):  # type: ignore[type-arg]
         else:
             factor = number
         return self._at(meta, RatioClaim(factor, _text(meta, self.sentence)))
+
+    @v_args(meta=True)
+    def restatement(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
+        number = re.search(r"(?<![\w.^])(\d+(?:\.\d+)?)\s?$", self.sentence[:meta.start_pos])
+        if number is None:
+            return []
+        first = f"{number.group(1)} {str(children[0]).strip()}"
+        second = next(str(c) for c in children if c.type == "AMOUNT_END")
+        return [(number.start(), Restatement(first, second, self.sentence[number.start():meta.end_pos]))]
 
     @v_args(meta=True)
     def variant(self, meta: Any, children: list[Token]) -> tuple[int, Variant]:

@@ -41,6 +41,7 @@ from .prose import (
     MomentClaim,
     RankClaim,
     RatioClaim,
+    Restatement,
     Setting,
     _plain,
     _sentences,
@@ -53,7 +54,7 @@ from .prose import (
 
 #: the words an axis or a rank claim holds (prose.lark's terminals)
 _CLAIM_WORDS = ("AXIS", "RANK", "FULL_RANK", "RANK_DEFICIENT", "VARIANCE_WORD", "SD_WORD", "UNIT_FRACTION", "SMALLER",
-                "BY_A_FACTOR_OF", "X_REDUCTION")
+                "BY_A_FACTOR_OF", "X_REDUCTION", "APPOSITION")
 
 __all__ = ["judge_prose_claims", "judge_weight_rows", "document_axes"]
 
@@ -89,6 +90,7 @@ def judge_prose_claims(doc: DocumentModel, text: str, clause: str = "") -> list[
         statements = [s for _, s in read(plain)]
         out += _moments(doc, statements, sentence, _plain(text))  # each moment on the line it is written on
         out += _amount_ratios(plain, _plain(text))  # and each ratio of two amounts it writes (in any mood)
+        out += _restated(statements, _plain(text))  # and each amount it restates in another unit (in any mood)
         if not line_at <= at < line_at + len(text):
             continue  # the sentence starts on another line: its other claims are judged there
         if any(isinstance(s, (Condition, Constraint)) for s in statements) or hypothetical(sentence):
@@ -144,6 +146,39 @@ def _amount_ratios(plain: str, line: str | None = None) -> list[Verdict]:
         else:
             out.append(("wrong", f"{large} / {small} = {shown}: {name}, not 1/{claim.factor}", shown, "number",
                         "computed"))
+    return out
+
+
+def _restated(statements: list[Any], line: str) -> list[Verdict]:
+    """"786432 bytes, i.e. 768 KiB", "20480 bytes (20 KiB)": an amount restated in another unit is compared with it at
+    the precision each is written with (:func:`.units.judge_amounts`, "≈": a restatement rounds), from the two amounts
+    alone.  The same unit twice ("2 GiB or 4 GiB") is no restatement; only those written on ``line`` are judged.
+
+    >>> from mha_symbolic.check.prose import read
+    >>> [v[:2] for v in _restated([s for _, s in read("786432 bytes, i.e. 768 MiB.")], "786432 bytes, i.e. 768 MiB.")]
+    [('wrong', '786432 bytes is 0.75 MiB, not 768 MiB')]
+    >>> [v[0] for v in _restated([s for _, s in read("20480 bytes (20 KiB).")], "20480 bytes (20 KiB).")]
+    ['correct']
+    """
+    from .units import judge_amounts
+
+    out: list[Verdict] = []
+    for s in statements:
+        if not isinstance(s, Restatement) or " ".join(s.text.split()) not in " ".join(line.split()):
+            continue
+        sides = []
+        for amount in (s.first, s.second):
+            m = re.fullmatch(r"(\d+(?:\.\d+)?)\s?(\S+)", amount)
+            if m is None:
+                break
+            unit = "bytes" if m.group(2).lower() in ("bytes", "byte") else m.group(2)
+            sides.append((m.group(1), unit))
+        if len(sides) != 2 or sides[0][1] == sides[1][1]:
+            continue
+        got = judge_amounts({}, [rf"{v} \text{{{u}}}" for v, u in sides], ["approx"])
+        if got is not None:
+            status, message, expected, basis = got
+            out.append((status, message.replace("\\text{", "").replace("}", ""), expected, "number", basis))
     return out
 
 
