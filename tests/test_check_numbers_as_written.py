@@ -163,3 +163,13 @@ def test_an_amount_restated_in_another_unit_is_compared_at_its_written_precision
     assert status in verdicts(doc, 5)
     assert verdicts(doc, 7) == [status]
     assert not verdicts(doc, 9)  # alternatives in one unit, an amount for another dtype: nothing restated
+
+
+@pytest.mark.parametrize("combination, status", [
+    ("$0.8044\\,(2, 1) + 0.1956\\,(1, 3) = (1.8044,\\ 1.3911)$", "correct"),  # 1.3912 from the rounded weights
+    ("0.8044·(2, 1) + 0.1956·(1, 3) = (1.8044, 1.3911)", "correct"),
+    ("$0.8044 \\cdot (2, 1) + 0.1956 \\cdot (1, 3) = (1.8044, 1.3961)$", "wrong"),
+])
+def test_weights_times_rows_written_as_tuples(combination, status):
+    # a number times a tuple of numbers is that multiple of the row, judged at the precision the weights are written
+    assert verdicts(f"# Output\n\nOutput row 1: {combination}.\n", 3) == [status]

@@ -230,3 +230,35 @@ def test_q_beside_k_in_a_one_head_model_is_the_heads(product, status):
            "\\end{bmatrix}, \\quad W_K = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}$$\n\n"
            f"$$QK^\\top = \\begin{{bmatrix}} {product} \\end{{bmatrix}}$$\n")
     assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 7] == [status]
+
+
+# ----- an example whose own sentence gives its head width -------------------------------------------------------
+WIDTH_OF_ITS_OWN = r"""# Exercises
+
+## Exercise 1
+
+A layer has $d_{{\text{{model}}}} = 512$ and $h = 8$ heads, with $d_k = d_{{\text{{model}}}}/h$, so $d_k = 64$.
+
+## Exercise 2
+
+Let $n = 2$, $d_{{\text{{model}}}} = 3$, one head with $d_k = 2$, and
+$$X = \begin{{bmatrix}} 1 & 0 & 1 \\ 0 & 1 & 1 \end{{bmatrix}},\quad
+W^Q = \begin{{bmatrix}} 1 & 0 \\ 0 & 1 \\ 1 & 1 \end{{bmatrix}},\quad
+W^K = \begin{{bmatrix}} 1 & 1 \\ 0 & 1 \\ 1 & 0 \end{{bmatrix}}.$$
+
+Then $Q = XW^Q = \begin{{bmatrix}} {q} \end{{bmatrix}}$ and $\sqrt{{d_k}} = \sqrt{{2}}$.
+
+Output row 1: $0.8044\,(2, 1) + 0.1956\,(1, 3) = ({out})$.
+"""
+
+
+@pytest.mark.parametrize("q, out, status", [("2 & 1 \\\\ 1 & 2", "1.8044,\\ 1.3911", "correct"),
+                                            ("2 & 1 \\\\ 1 & 3", "1.8044,\\ 1.3961", "wrong")])
+def test_an_example_that_gives_its_head_width_with_its_d_model_keeps_it(q, out, status):
+    # the relation d_k = d_model / h written in exercise 1 does not make exercise 2's stated d_k = 2 wrong: the
+    # sentence that gives d_model = 3 gives d_k too (the example's own width), and its products are computed with it
+    doc = WIDTH_OF_ITS_OWN.format(q=q, out=out)
+    assert "wrong" not in verdicts(doc, 5)
+    assert "given" in verdicts(doc, 9) and "wrong" not in verdicts(doc, 9)
+    assert sorted(verdicts(doc, 14)) == sorted([status, "correct"])  # Q, and sqrt(d_k) = sqrt(2) in its own width
+    assert verdicts(doc, 16) == [status]  # weights times rows of V, at the precision the weights are written with

@@ -61,6 +61,10 @@ _DIM_ALIASES = {"n": "n", "N": "n", "L": "n", "T": "n", "n_tokens": "n", "seq_le
                 "n_{src}": "n_kv", "n_src": "n_kv", "n_{tgt}": "n", "n_tgt": "n"}
 
 
+#: the concatenation named without its arguments ("MultiHead = Concat · W^O")
+_BARE_CONCAT = re.compile(r"\\mathrm\{Concat\}(?!\s*(?:\(|\\left|_|\^))")
+
+
 def dim_name(name: str) -> str | None:
     """The dimension a spelling names (``d_{\\text{model}}``, ``p_v``, ``N``, ``n_heads``), or None."""
     plain = re.sub(r"\\(?:mathrm|text|textrm|operatorname|mathit)\s*\{([^{}]*)\}", r"\1", name)
@@ -542,6 +546,9 @@ class DocumentModel:
     columns: bool = False  # tokens are columns (X is d_model x n): shapes and matrix formulas are not judged
     unscaled_s: bool = False  # the document's S_i = Q_i K_i^T held (S is not the scaled scores here)
     own_width: bool = False  # the document never writes d_k = d_model / h: a d_k it sets is a size of its own
+    # this example's own sentence gave its head width with its d_model ("Let d_model = 3, one head with d_k = 2"): its
+    # d_k is its own, whatever relation another example wrote (forgotten when another example starts)
+    width_given: bool = False
     causal: bool = False  # its worked example is causal: a stated value agreed only with the causal model
     # code names the code gave a value of its own (a right side not read, or a number): no longer the model's
     # quantity of that name (S0 = raw0 / np.sqrt(d_k) is not the model's S_1), until assigned again
@@ -660,6 +667,7 @@ class DocumentModel:
         self.dims = kept[0]
         self.formulas, self.declared = formulas, {}
         self.confirmed = set()
+        self.width_given = False
         self._model = self._table = None
 
     def known_dims(self) -> dict[str, int]:
@@ -693,7 +701,8 @@ class DocumentModel:
             if d_model is None and h is not None and d.get("d_k") is not None and d.get("d_v", d["d_k"]) == d["d_k"]:
                 d_model = h * d["d_k"]  # the usual d_model = h d_k; a document with its own d_v != d_k (a block of
                 # its own design) fixes d_model only where it says so
-            d_k = d.get("d_k") if d_model is None or h is None or self.own_width and "d_k" in self.dims else None
+            d_k = d.get("d_k") if d_model is None or h is None or (self.own_width or self.width_given) and \
+                "d_k" in self.dims else None
             try:
                 self._model = MultiHeadAttention(n=d.get("n"), d_model=d_model, h=h, d_k=d_k,
                                                  convention=self.convention,
@@ -787,6 +796,8 @@ class DocumentModel:
         text = self._local_names(tex)
         text = canonical_tex(text, self.zero_based)
         text = self._named_arguments(text)
+        if "Concat" in text:  # "Concat · W^O": the name of the concatenation stands for its value, every head's
+            text = _BARE_CONCAT.sub(r"\\mathrm{Concat}(\\mathrm{head}_{1}, \\dots, \\mathrm{head}_{h})", text)
         for name, value in self.definitions.items():
             if _numeric_matrix(value) and (name[:1].isupper() or value.rows == value.cols > 1) and re.search(
                     rf"(?<![\\A-Za-z])(?:e\s*\^\s*\{{?|\\exp\s*(?:\\left)?\(?)\s*{re.escape(name)}(?![\w'])", text):

@@ -95,6 +95,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     given_on: dict[str, tuple[Any, int]] = {}
     sections = _section_conventions(pieces)
     document_axis = doc.memory["query_axis"]
+    passing: dict[int, DocumentModel | None] = {}  # lists whose items state a configuration of their own
+    items: set[tuple[int, int]] = set()
     for index, p in enumerate(_progress(pieces, name) if progress else pieces):
         where = paragraphs.get(p.line, (0, 0))
         key = (p.cell, p.output, doc.section, where[0])
@@ -143,11 +145,16 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                 doc.rows = True  # a formula of the row convention held (Q = X W_Q, Concat(...) W_O): tokens are rows
             report.findings.append(Finding(line, tex, status, expected, message, kind, basis, p.cell, p.output,
                                            evidence))
+        if where[1] and (counter, where[1]) not in items:  # an item that states a configuration of its own: it and
+            items.add((counter, where[1]))  # the items after it in its list are about that one
+            passing[counter] = _passing_example(passing.get(counter) or doc, paragraph_text.get(where, "")) or \
+                passing.get(counter)
+        listed = passing.get(counter) if where[1] else None
         try:
             with time_limit(seconds_per_piece):
                 before, start = scopes.with_sizes(doc, {}), len(report.findings)
-                _piece(doc, p, index, groups, emit, row_emit)
-                _sizes_agree(doc, p, emit)
+                _piece(listed or doc, p, index, groups, emit, row_emit)
+                _sizes_agree(listed or doc, p, emit)
                 if p.kind in ("math", "prose"):
                     _other_configuration(before, p, index, groups, report.findings, start,
                                          paragraph_text.get(paragraphs.get(p.line, (-1, -1))) or p.sentence or "")
@@ -291,6 +298,28 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
                     f"{model}: about that configuration, not judged against the model"))
 
 
+def _own_sentence(sentences: str, piece: str) -> str:
+    """The sentence of ``sentences`` (a line or paragraph) that holds the math ``piece``, or all of it."""
+    from .prose import _sentences
+
+    at = sentences.find(f"${piece}$")
+    return next((s for k, s in _sentences(sentences) if k <= at < k + len(s)), sentences) if at >= 0 else sentences
+
+
+def _passing_example(doc: DocumentModel, item: str) -> DocumentModel | None:
+    """A list item that states two or more sizes, at least two of them other than the example in force ("- Example:
+    $h = 8$, $n = 128$, $d_{model} = 512$ gives scores of shape ..."), speaks of a configuration of its own: its
+    statements are judged in a copy of the model with those sizes, and what it binds ends with its list (the document
+    goes on with the example it was in) -- the items after it in the same list speak of it too.  The key/value heads
+    a variant names do not count (:mod:`.grouped` reads them).  None for any other item."""
+    sizes = _sentence_sizes(item) or _plain_sizes(item)
+    model = scopes.model_sizes(doc)
+    other = [k for k, v in sizes.items() if model.get(k) not in (None, v) and k not in ("g", "n_kv")]
+    if len(sizes) < 2 or len(other) < 2:
+        return None
+    return scopes.with_sizes(doc, sizes)
+
+
 def _section_squares(doc: DocumentModel) -> dict[int, str]:
     """The sides of the square matrices (2 x 2 or larger) the document gave names to in the current section, each
     with the name and line ("S (line 77)"): scores or weights of the section's own example, of n tokens."""
@@ -317,7 +346,9 @@ def _arithmetic_holds(doc: DocumentModel, sides: Any) -> bool:
         return False
 
 
-_ROLE = r"\b{0}(?:_\{{?[\w,]+\}}?)?\s*=\s*(?:\\mathbf\{{)?([A-Z])\}}?\s*(?:\\mathbf\{{)?W"
+#: M used as a mask: added to the scores, indexed entry by entry, or multiplied entrywise
+_MASK_USE = re.compile(r"\+\s*M(?![A-Za-z])|(?<![A-Za-z\\])M_\{?[ij]|\\odot\s*M(?![A-Za-z])|M\s*\\odot")
+_ROLE = r"\b{0}(?:_\{{?[\w,]+\}}?)?\s*&?=\s*(?:\\mathbf\{{)?([A-Z])\}}?\s*(?:\\mathbf\{{)?W"
 _NAMED = (r"(?<![\\A-Za-z^_])(?<![\^_]\{{)(?<!\\mathbb\{{)(?<!\\mathcal\{{)(?<!\\text\{{)(?<!\\mathrm\{{)({0})"
           r"(?![A-Za-z])")
 
@@ -334,8 +365,8 @@ def _cross_roles(text: str) -> str:
     q = re.search(_ROLE.format("Q"), text)
     k = re.search(_ROLE.format("K"), text)
     if not q or not k or q.group(1) == k.group(1) or (q.group(1), k.group(1)) == ("X", "Y") or \
-            {q.group(1), k.group(1)} & set("TASMPOIQKVW"):  # T of ^T, the model's own step and weight letters
-        return text
+            {q.group(1), k.group(1)} & set("TASPOIQKVW") or "M" in (q.group(1), k.group(1)) and _MASK_USE.search(text):
+        return text  # T of ^T, the model's own step and weight letters; M, unless the projected input is all it names
     roles = {q.group(1): "X", k.group(1): "Y"}
     others = {"X", "Y"} - set(roles)
     if any(re.search(_NAMED.format(x), text) for x in others):
@@ -422,9 +453,6 @@ def _states_width_relation(pieces: list[Any]) -> bool:
     size of its own (a single head projecting 3 dimensions to 2)."""
     from .read import chains
 
-    def names(text: str) -> set[str | None]:
-        return {dim_name(t) for t in re.findall(r"[A-Za-z]+(?:_\{[^{}]*\}|_\\(?:text|mathrm)\{\w+\}|_\w+)?", text)}
-
     for p in pieces:
         if p.kind == "math":
             pairs = [(a, b) for c in chains(p.text) for a in c.sides for b in c.sides if a is not b]
@@ -436,10 +464,15 @@ def _states_width_relation(pieces: list[Any]) -> bool:
             pairs = [(a, b) for c in chains(normalise(p.text)) for a in c.sides for b in c.sides if a is not b]
         else:
             continue
-        for a, b in pairs:
-            if dim_name(a.strip()) in ("d_k", "d_v") and {"d_model", "h"} <= names(b) and ("/" in b or "frac" in b):
-                return True
+        if any(_width_relation(a, b) for a, b in pairs):
+            return True
     return False
+
+
+def _width_relation(a: str, b: str) -> bool:
+    """Is ``a = b`` the head width written as d_model / h (``d_k = d_{model}/h``, ``d_k = \frac{d}{h}``)?"""
+    names = {dim_name(t) for t in re.findall(r"[A-Za-z]+(?:_\{[^{}]*\}|_\\(?:text|mathrm)\{\w+\}|_\w+)?", b)}
+    return dim_name(a.strip()) in ("d_k", "d_v") and {"d_model", "h"} <= names and ("/" in b or "frac" in b)
 
 
 #: the capital H itself names the number of heads (case matters: "$h = 12$ heads" does not make H the count)
@@ -628,15 +661,23 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                      f"{c.sides[-1].strip()} (line {doc.earlier(size, int(c.sides[-1]))})", kind="setting")
                 continue
             names = [dim_name(x) for x in c.sides[:-1]] if size is not None else []
-            own = doc.own_width and any(name in ("d_k", "d_v") for name in names) and \
-                not any(name in doc.dims for name in names) and not _drawn(p)  # d_k = d_v = 2: the document's own
+            # d_k = d_v = 2: the document's own; or its example's, when the sentence gives it with its d_model
+            sentence = _own_sentence(p.sentence or p.text, p.text)
+            given_width = bool(names) and set(names) <= {"d_k", "d_v"} and "d_model" in _sentence_sizes(sentence) \
+                and not any(_width_relation(a, b) for tex in re.findall(r"\$([^$]+)\$", sentence)
+                            for c in chains(tex) for a in c.sides for b in c.sides if a is not b)
+            own = (doc.own_width or given_width) and any(name in ("d_k", "d_v") for name in names) and \
+                not any(name in doc.dims for name in names) and not _drawn(p)
             if names and all(names) and c.sides[-1].strip().isdigit() and here is doc and \
                     (own or len(names) > 1 and any(doc.new_example(str(name), int(c.sides[-1])) for name in names)):
                 # d = d_k = d_v = 2 after d = 512: each of the sizes named is set, in another example
                 for name in names:
                     doc.bind_dim(str(name), int(c.sides[-1]))
+                doc.width_given = doc.width_given or given_width and not doc.own_width
                 emit(p.line + c.row, c.text, "given", f"sets {', '.join(map(str, names))} = {c.sides[-1].strip()}"
-                     + (" (the document's own head width: it never writes d_k = d_model / h)" if own else
+                     + (" (the document's own head width: it never writes d_k = d_model / h)" if own and
+                        doc.own_width else " (this example's own head width: its sentence gives it with d_model)"
+                        if own else
                         " in another example (the earlier sizes and values, bound in another paragraph, no longer "
                         "apply)"), kind="setting")
                 continue

@@ -116,6 +116,7 @@ def formula_runs(text: str) -> list[str]:
     runs.append((" ".join(current), ""))
     runs = [(part, after if k == len(parts) - 1 else "") for run, after in runs  # "W_Q ∈ ℝ^{d×d} → Q ∈ ℝ^{n×d}":
             for parts in [_consequences(run)] for k, part in enumerate(parts)]  # two statements, the second drawn
+    runs = [part for whole, rest in runs for part in _aside(whole, rest)]
     out = []
     for run, after in runs:
         run = re.sub(r"^\(?\d+\)?\s*:\s*", "", run.strip(" ,;:."))  # "Row 2: e^0.5 ≈ 1.6487": the label is the prose's
@@ -141,6 +142,25 @@ def formula_runs(text: str) -> list[str]:
                                 or _TUPLE.search(tex) and not _TIMES_TUPLE.search(tex) or GREEK_PARAMETER.match(tex)):
             out.append(tex)  # (a tuple of numbers is a vector, never a size; a Greek letter names a parameter)
     return out
+
+
+def _aside(run: str, after: str) -> list[tuple[str, str]]:
+    """A run with a bracket opened after a space and never closed in it ("W^O = [1 0; 0 1] (det = 1" before ", so
+    full rank"): the formula, and the remark the bracket opens, apart.
+
+    >>> _aside("W = [1 0; 0 1] (det = 1", "")
+    [('W = [1 0; 0 1]', ''), ('det = 1', '')]
+    """
+    open_at: list[int] = []
+    for k, ch in enumerate(run):
+        if ch == "(":
+            open_at.append(k)
+        elif ch == ")" and open_at:
+            open_at.pop()
+    cut = next((k for k in open_at if k > 0 and run[k - 1] == " "), None)
+    if cut is None:
+        return [(run, after)]
+    return [(run[:cut].rstrip(), ""), (run[cut + 1:].lstrip(), after)]
 
 
 #: a parameter named by a Greek letter, perhaps squared (``σ² = 0.5`` is ``\sigma^{2} = 0.5``): never a size

@@ -109,8 +109,10 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
         # "Q_1 = X WQ_1 has shape 2 x 3": the factors right before the subject the grammar read belong to it
         before = re.search(r"(?:(?<![\w^'])[A-Z](?:[A-Z0-9'ᵀ]|[_^][\w()]+)*\s*(?:[*·/]\s*)?)+$", plain[:at])
         rest = plain[:at - len(before.group(0)) if before else at].rstrip()
-        if re.search(r"[\w})\]ᵀ]$", rest) and not re.search(r"(?<![\\\w])[^\W\d_]{2,}$", rest):
-            continue  # "W_K^(i)\top W_Q^(i) is d x d": a factor the pattern does not take stands before it
+        if re.search(r"[\w})\]ᵀ]$", rest) and not re.search(r"(?<![\\\w])[^\W\d_]{2,}$", rest) or \
+                re.search(r"[*·⋅×/+−-]$", rest):
+            continue  # "W_K^(i)\top W_Q^(i) is d x d", "Concat · W^O ∈ ℝ^{3×4}": a factor the pattern does not take
+            # stands before it
         subject = math_words(normalise((before.group(0) if before else "") + claim.subject))
         subject = re.sub(r"([_^])(\([^()]*\))", r"\1{\2}", subject)  # W_Q^(i): the plain text's W_Q^{(i)}
         got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % claim.dims], ["in"], p.text)

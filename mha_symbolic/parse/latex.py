@@ -194,6 +194,10 @@ def _atoms(expr: Any) -> set[Basic]:
 
 
 # ----- tokens ---------------------------------------------------------------------------------------
+_SCALED_TUPLE = re.compile(r"(?<![\w.}^_])(\d+(?:\.\d+)?)\s*\(\s*(-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?){1,15})"
+                           r"\s*\)")
+
+
 def _normalise(text: str) -> str:
     t = text
     for a, b in ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]"), (r"\left.", ""),
@@ -210,6 +214,10 @@ def _normalise(text: str) -> str:
     t = re.sub(r"\\sqrt\s*(\d+(?:\.\d+)?|[A-Za-z](?:_\{?\w+\}?)?(?![A-Za-z]))", r"\\sqrt{\1}", t)
     t = re.sub(r"\\frac\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[0-9A-Za-z])\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[0-9A-Za-z])",
                lambda m: "\\frac" + "".join(a if a.startswith("{") else "{" + a + "}" for a in m.groups()), t)
+    # a number written before a tuple of numbers multiplies it ("0.8044 (2, 1) + 0.1956 (1, 3)": weights times rows of
+    # V), as with \cdot
+    t = _SCALED_TUPLE.sub(lambda m: m.group(1) + r" \cdot \begin{pmatrix} " + " & ".join(
+        x.strip() for x in m.group(2).split(",")) + r" \end{pmatrix}", t) if "(" in t else t
     # \log without a base is the natural logarithm, as everywhere in machine learning (latex2sympy reads base 10);
     # a base is written as one: \log_2, \log_{10}
     t = re.sub(r"\\(?:log|mathrm\{log\}|mathrm\{ln\})(?![A-Za-z])(?!\s*_)", r"\\ln", t)
