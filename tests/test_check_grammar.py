@@ -313,3 +313,42 @@ def test_full_width_punctuation_ends_a_word():
     """Chinese prose writes no spaces: "头（MHA" is a word, a full-width bracket and a variant's name."""
     said = variants(_plain("GQA 使用 $g = 8$ 个 KV 头（MHA 相当于 $g = h = 32$，MQA 相当于 $g = 1$）"))
     assert [v.kind for _, v in said] == ["gqa", "mha", "mqa"]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("$QK^\\top$ é $2 \\times 3$ e tem posto $1$, pois", [("rank", "QK^T", "eq", "1")]),
+    ("QK^T is 2 x 3 and has rank 2.", [("rank", "QK^T", "eq", "2")]),
+    ("Die Matrix $S$ hat Rang 2.", [("rank", "S", "eq", "2")]),
+    ("La matriz $A$ tiene rango 2.", [("rank", "A", "eq", "2")]),
+    ("El rango de la ventana es 2 y el puesto 3.", []),
+])
+def test_a_rank_claim_in_other_languages_and_after_a_shape(sentence, expected):
+    assert statements(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("W^K and W^V are 4096×512 (4,194,304 params each) instead of 4096×4096.",
+     [("shape", "W^V", ("4096", "512")), ("restated", "4096* 512", "4194304 params")]),
+    ("the mask is 8 x 128, i.e. 1024 entries.", [("restated", "8 x 128", "1024 entries")]),
+    ("The batch is 8 x 512 (the sequence length) tokens, and 512 (4 params).", []),
+])
+def test_a_shape_restated_as_its_count_of_entries(sentence, expected):
+    assert statements(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Plain MHA (32 KV heads) would need 4× more, i.e. 2 GiB.", [("set", "g", 32), ("ratio", "4")]),
+    ("MHA needs four times more memory than MQA.", [("ratio", "4")]),
+    ("It is 4 more than before.", []),
+])
+def test_a_ratio_the_other_way_round(sentence, expected):
+    assert statements(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("a token costs 819 200 bytes, which is 800 KiB.", [("restated", "819200 bytes", "800 KiB")]),
+    ("It is 20 KiB, i.e. 20 480 bytes.", [("restated", "20 KiB", "20480 bytes")]),
+    ("It is 20 KiB, i.e. 1 2 480 bytes.", []),  # a part of a group of digits is no number
+])
+def test_an_amount_restated_with_its_digits_grouped_by_spaces(sentence, expected):
+    assert statements(sentence) == expected

@@ -226,8 +226,8 @@ def test_a_parameter_count_for_a_variant_named_after_it(stated, status):
     # the document's own model is MQA (g = 1); the count is said to be for GQA-8
     doc = ("We use $d_{model} = 4096$, $h = 32$ heads of $d_k = 128$ and $g = 1$ key/value head (MQA).\n\n"
            f"The key projection $W^K$ is $4096 \\times 1024$ ({stated} parameters) for GQA-8.\n")
-    assert [f.status for f in check_text(doc, isolate=False).findings if f.line == 3 and f.kind == "number"] \
-        == [status]
+    assert {f.status for f in check_text(doc, isolate=False).findings if f.line == 3 and f.kind == "number"} \
+        == {status}  # (the count of the shape's entries too)
 
 
 FAQ = ("| Setting | Value |\n|---|---|\n| Query heads $h$ | 32 |\n| Head dimension $d_{head}$ | 128 |\n"
@@ -282,3 +282,12 @@ def test_query_heads_counted_in_another_paragraph_start_another_example():
     findings = check_text(doc, isolate=False).findings
     assert [(f.line, f.status) for f in findings if f.status in ("wrong", "inconsistent")] == []
     assert [f.status for f in findings if f.line == 11] == ["correct"]  # a quarter: h = 32, not 16
+
+
+def test_a_group_size_written_as_arithmetic_is_its_result():
+    import re
+
+    from mha_symbolic.check.grouped import _GROUP
+
+    assert re.search(_GROUP[-1], "Ships with GQA, n_kv = 8 (group size 64 / 8 = 8)", re.I) is None
+    assert re.search(_GROUP[-1], "GQA, n_kv = 8 (group size 16)", re.I).group(1) == "16"

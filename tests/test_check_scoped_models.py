@@ -262,3 +262,94 @@ def test_an_example_that_gives_its_head_width_with_its_d_model_keeps_it(q, out, 
     assert "given" in verdicts(doc, 9) and "wrong" not in verdicts(doc, 9)
     assert sorted(verdicts(doc, 14)) == sorted([status, "correct"])  # Q, and sqrt(d_k) = sqrt(2) in its own width
     assert verdicts(doc, 16) == [status]  # weights times rows of V, at the precision the weights are written with
+
+
+# ----- a list item's configuration ends with its list ---------------------------------------------------------------
+LISTED = r"""# Cross-attention by hand
+
+- Decoder: $n = 2$ tokens with states $Y \in \mathbb{{R}}^{{2 \times 2}}$.
+- Encoder: memory $M \in \mathbb{{R}}^{{3 \times 2}}$, one head with $d_k = 2$.
+
+$$Y = \begin{{bmatrix}} 1 & 2 \\ 1 & 0 \end{{bmatrix}}, M = \begin{{bmatrix}} 1 & 1 \\ 2 & 0 \\ 1 & 3 \end{{bmatrix}},
+W^Q = \begin{{bmatrix}} 1 & 1 \\ 0 & 1 \end{{bmatrix}}, \quad W^K = \begin{{bmatrix}} 1 & 0 \\ 0 & 1 \end{{bmatrix}}$$
+
+Then $Q = Y W^Q = \begin{{bmatrix}} 1 & 3 \\ 1 & 1 \end{{bmatrix}}$ and $K = M W^K$.
+
+## Shapes in general
+
+- Example: $h = 8$, $n = 128$, $d_{{\text{{model}}}} = 512$, so the scores of one head are $128 \times 128$.
+- Projections: $Q$ costs $n\,d_{{\text{{model}}}}^2 = {cost}$ multiply-adds.
+
+## Back to the example
+
+The scores $QK^\top$ are ${rows} \times 3$.
+"""
+
+
+@pytest.mark.parametrize("cost, rows, status", [("33\\,554\\,432", "2", "correct"), ("67\\,108\\,864", "3", "wrong")])
+def test_a_configuration_stated_in_a_list_item_ends_with_its_list(cost, rows, status):
+    # the item's sizes hold for it and the items after it; after the list the document is back in its own example,
+    # whose memory M (the keys' input, K = M W^K) has 3 rows
+    doc = LISTED.format(cost=cost, rows=rows)
+    assert verdicts(doc, 14) == [status]
+    assert verdicts(doc, 18) == [status]
+
+
+def test_the_concatenation_named_without_its_arguments_and_a_factor_before_the_subject():
+    doc = ("n = 3 tokens, d_model = 4, h = 2 heads.\n\n"
+           "Take W^O = [1 0 0 0; 0 1 0 0; 1 0 1 0; 0 1 0 1] (det = 1, so full rank 4).\n\n"
+           "so the output MultiHead(X) = Concat · W^O ∈ ℝ^{3×4} is\n")
+    assert verdicts(doc, 3) == ["given"]  # the matrix, without the remark in brackets after it
+    assert "inconsistent" not in verdicts(doc, 5) and "wrong" not in verdicts(doc, 5)  # not a shape of W^O
+
+
+# ----- plain text: an identity given in a sentence, ruled headings, rows listed one per line -----------------------
+FORUM = """Setup: n = 3 tokens, d_model = 4, h = 2 heads, so each head has dₖ = d_model / h = 2.
+
+X = [1 0 1 0; 0 2 0 1; 1 1 1 1]
+
+I take W^Q = W^K = W^V = I₄ (the 4×4 identity). Then Q = K = V = X.
+
+Q₁ = K₁ = V₁ = [1 0; 0 2; 1 1]   (shape 3×2)
+Q₂ = K₂ = V₂ = [1 0; 0 1; 1 1]   (shape 3×2)
+
+--- Head 1 ---
+Softmax of S₁ / √dₖ along each row (4 decimals):
+row 1: [0.4011 0.1978 0.4011]
+row 2: [{row2}]
+row 3: [0.1978 0.4011 0.4011]
+
+--- Head 2 ---
+head₂ = A₂V₂ (3×3 times 3×2 = 3×2)
+"""
+
+
+@pytest.mark.parametrize("row2, status", [("0.0454 0.7679 0.1867", "correct"), ("0.0454 0.7367 0.2179", "wrong")])
+def test_plain_text_gives_an_identity_and_names_its_head_in_a_ruled_heading(row2, status):
+    doc = FORUM.format(row2=row2)
+    assert verdicts(doc, 5) == ["given"]  # W^Q = W^K = W^V = I₄: the weights, given in a sentence
+    assert verdicts(doc, 7) == verdicts(doc, 8) == ["correct"]  # so the heads' Q are computed
+    assert verdicts(doc, 12) == verdicts(doc, 14) == ["correct"]  # each row by its own number, in head 1's section
+    assert verdicts(doc, 13) == [status]
+    assert "correct" in verdicts(doc, 17)  # the formula before the bracket
+
+
+BATCHED = r"""## Shapes through the layer
+
+Let $B = 4$, $n = 128$, $d_{\text{model}} = 512$, $h = 8$.
+
+- Input: $X$ has shape $(4, 128, 512)$.
+- Scores $QK^\top/\sqrt{64}$: $(4, 8, 128, 128)$; the softmax keeps this shape.
+- Weighted values $AV$: $(4, 8, 128, {width})$.
+- Output $\operatorname{Concat}(\text{head}_1, \dots, \text{head}_8) W^O$: $(4, 128, 512)$.
+- A query $q$: $(1, 0)$ and heads $(4, 2, 128, 128)$.
+"""
+
+
+@pytest.mark.parametrize("width, status", [("64", "correct"), ("128", "wrong")])
+def test_a_batched_shape_is_the_shape_of_its_matrix_per_head(width, status):
+    # (B, n, d) of a matrix, (B, h, r, c) of one head's: the last two sizes, the head axis the model's h
+    doc = BATCHED.replace("{width}", width)
+    assert verdicts(doc, 5) == verdicts(doc, 6) == verdicts(doc, 8) == ["correct"]
+    assert verdicts(doc, 7) == [status]
+    assert verdicts(doc, 9) == []  # a vector, and a head axis that is not the model's h: not read as shapes

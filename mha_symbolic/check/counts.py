@@ -236,9 +236,14 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
         M = M.replace_options(kv_heads=None)  # what multi-head attention of the same sizes would cache
     per_token = kv_cache_per_token(M)
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
-    ratios = _ratios(doc, own, M, s)
-    if ratios is not None:  # "GQA needs a quarter of the MHA cache", "MQA is one eighth of GQA"
+    ratios = _ratios(doc, own, M, s) or []  # "GQA needs a quarter of the MHA cache", "MQA is one eighth of GQA"
+    if ratios and not _AMOUNT.search(s):
         return ratios
+    return ratios + _cache_amount(doc, M, s, per_token, rule)  # and the amount the sentence states with it
+
+
+def _cache_amount(doc: DocumentModel, M: Any, s: str, per_token: Any, rule: str) -> list[Verdict3]:
+    """The verdict on the amount a sentence states of the KV cache of ``M`` (see :func:`judge_cache`)."""
     if getattr(per_token, "free_symbols", None):
         return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
                  "fix", None, "")]
@@ -291,6 +296,10 @@ def _ratios(doc: DocumentModel, own: Any, M: Any, s: str) -> list[Verdict3] | No
     out: list[Verdict3] = []
     for at, ratio in claims:
         end = at + len(ratio.text)
+        if ratio.larger:  # "Plain MHA (32 KV heads) would need 4× more": the variant before it over the one after it
+            out += _larger(own, [v for k, v in named if k < at], next((v for k, v in named if end <= k <= end + 24),
+                                                                    None), ratio)
+            continue
         base = next((v for k, v in named if end <= k <= end + 24), None) or mha
         if base is None:
             continue
@@ -319,6 +328,29 @@ def _ratios(doc: DocumentModel, own: Any, M: Any, s: str) -> list[Verdict3] | No
         out.append(("correct", why, None, "computed") if _agrees(factor, ratio.factor, 1) else
                    ("wrong", f"{why}, not {ratio.factor}", str(factor), "computed"))
     return out if claims and out else None
+
+
+def _larger(own: Any, before: list[Any], after: Any, ratio: Any) -> list[Verdict3]:
+    """"MHA (32 KV heads) would need 4× more": the KV cache of the variant named last before the ratio over that of the
+    one named right after it ("than MQA"), else of the document's own model; nothing when no variant precedes it."""
+    from ..proofs.counts import kv_cache_per_token
+
+    if not before:
+        return []
+    subject = before[-1]
+
+    def cache(v: Any) -> Any:
+        heads = _variant_heads(v)
+        return kv_cache_per_token(own if heads is None else _as_variant(own, heads))
+
+    quotient = sympy.cancel(cache(subject) / (cache(after) if after is not None else kv_cache_per_token(own)))
+    if getattr(quotient, "free_symbols", None) or not quotient.is_Rational or quotient <= 1:
+        return []  # sizes not fixed, or not larger: read no more into it
+    factor = Fraction(int(quotient.p), int(quotient.q))
+    base = after.text if after is not None else "the document's model"
+    why = f"{subject.text} caches {factor} times what {base} caches per token and layer"
+    return [("correct", why, None, "computed")] if _agrees(factor, ratio.factor, 1) else \
+        [("wrong", f"{why}, not {ratio.factor}", str(factor), "computed")]
 
 
 def _sentence_of(line: str, at: int, context: str) -> tuple[str, int]:

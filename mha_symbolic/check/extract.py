@@ -120,10 +120,16 @@ _LONGEST_CLAUSE = 2000
 _SENTENCE_END = re.compile(r"(?<![.!?\u0964])[.!?\u0964]+[\"')\]]*(?=\s|$)")  # a run's first mark only: linear
 
 
+#: a title between two rules of dashes or equals signs on one line ("--- Head 1 ---", "=== Part 2 ===")
+_RULED_HEADING = re.compile(r"(?m)^(-{3,}|={3,})[ \t]+([^\s=-][^\n]{0,80}?)[ \t]+\1[ \t]*$")
+
+
 def _normalize(text: str) -> str:
-    r"""One line end, no byte-order mark, and a blackboard letter's argument braced (``\mathbb R`` is ``\mathbb{R}``,
-    as LaTeX reads it)."""
+    r"""One line end, no byte-order mark, a title between rules a heading ("--- Head 1 ---" is "## Head 1"), and a
+    blackboard letter's argument braced (``\mathbb R`` is ``\mathbb{R}``, as LaTeX reads it)."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if "---" in text or "===" in text:  # "--- Head 1 ---": a heading of plain text, as Markdown writes "## Head 1"
+        text = _RULED_HEADING.sub(lambda m: f"## {m.group(2)}".ljust(len(m.group(0))), text)
     return re.sub(r"\\mathbb\s+([A-Za-z])", r"\\mathbb{\1}", text) if "\\mathbb " in text else text
 
 

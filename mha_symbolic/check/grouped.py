@@ -43,7 +43,7 @@ from fractions import Fraction
 from typing import Any
 
 from .arithmetic import arithmetic_value
-from .counts import cache_text, judge_cache, judge_parameters, remember, sizes
+from .counts import _AMOUNT, cache_text, judge_cache, judge_parameters, remember, sizes
 from .model import DocumentModel, as_int
 from .numbers import Verdict3, _worst
 
@@ -204,7 +204,7 @@ _GROUP = [
     rf"\bserves\s+(?:all\s+)?{_NUM}\s+{_QUERY_HEADS}\b",
     rf"\bgroups?\s+(?:of|contains?|has|holds|with|includes?)\s+{_NUM}\s+{_QUERY_HEADS}\b",
     rf"\b{_NUM}\s+query\s+heads\s+(?:per|share\s+each|for\s+each|in\s+each|share\s+one)\s+(?:{_KV}\s+head|group)\b",
-    rf"\bgroup\s+size\s*(?:is|of|=|:)?\s*{_NUM}\b",
+    rf"\bgroup\s+size\s*(?:is|of|=|:)?\s*{_NUM}\b(?!\s*[/×*·+−-]\s*\d)",  # ("group size 64 / 8 = 8": arithmetic)
 ]
 _READS = re.compile(rf"\b(?:query\s+)?head\s+(\d+)\s+(?:reads|uses|attends\s+(?:with|to)|is\s+served\s+by|belongs\s+to"
                     rf"|shares)\s+(?:the\s+)?(?:(?:{_KV}\s+head|group)\s+(\d+)|K_\{{?(\d+)\}}?)", re.I)
@@ -257,7 +257,8 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
     reads = _READS.search(s)
     if reads:
         out.append(_kv_index(doc, M, int(reads.group(1)), int(reads.group(2) or reads.group(3))))
-    if _CACHE.search(s):
+    if _CACHE.search(s) or _CACHE.search(doc.heading) and any(v.kind == "mha" or v.kv_heads for _, v in variants(s)) \
+            and (ratio or _AMOUNT.search(s)):  # "MHA (32 KV heads) needs 4× more" under a heading on the KV cache
         out += judge_cache(doc, M, s, _plain(context) if context else "")
     if _PARAMS.search(s):
         out += judge_parameters(doc, M, s, _plain(context) if context else "")

@@ -519,6 +519,7 @@ class DocumentModel:
     definitions: dict[str, Any] = field(default_factory=dict)  # Z = softmax(Q K^T / sqrt(d_k)) V
     last_subject: str | None = None
     section: int = 0  # headings seen so far
+    heading: str = ""  # the text of the last of them: what its section is about ("KV cache for a 7B model")
     sizes_reported: bool = False
     kv_reported: bool = False  # a g that does not divide h, reported once
     constrained: set[str] = field(default_factory=set)  # sizes given a range (h >= 2), not a value

@@ -107,6 +107,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         if p.kind == "heading" or p.kind == "prose" and _BOLD_HEAD.fullmatch(p.text):
             doc.section_paragraph = counter + 1  # the first scope of the section this heading (or question) opens
         if p.kind == "heading":
+            doc.heading = p.text
             own = sections.get(index)  # a section in the other convention: another model, another example
             columns = declared["columns"] > declared["rows"] if own is None else own[0] == "columns"
             if columns != doc.columns:
@@ -226,7 +227,9 @@ _RELATIONS = {"eq": "=", "approx": r"\approx"}
 #: formulas written side by side in a line of plain text, three spaces or more apart
 _WIDE_GAP = re.compile(r"\S {3,}\S")
 #: a matrix's name in a sentence's formula (``Q``, ``W_Q``, ``K_{1}``), given a matrix of numbers there
-_MATRIX_NAME = re.compile(r"\s*[A-Z](?:_\{?\w+\}?)?\s*")
+#: an identity matrix of a stated size, I_4 (plain text's I₄): a matrix a sentence gives, as numbers are
+_IDENTITY = re.compile(r"\s*I_\{?\d{1,2}\}?\s*")
+_MATRIX_NAME = re.compile(r"\s*[A-Z](?:[_^]\{?\w+\}?){0,2}\s*")
 #: a lower-case name in a sentence's formula (``s``, ``z_1``): a vector the document may have given
 _LOWER_NAME = re.compile(r"(?<![A-Za-z])[a-z](?:_\{?\w+\}?)?(?![A-Za-z])")
 
@@ -317,7 +320,10 @@ def _passing_example(doc: DocumentModel, item: str) -> DocumentModel | None:
     other = [k for k, v in sizes.items() if model.get(k) not in (None, v) and k not in ("g", "n_kv")]
     if len(sizes) < 2 or len(other) < 2:
         return None
-    return scopes.with_sizes(doc, sizes)
+    listed = scopes.with_sizes(doc, sizes)
+    for name in sizes:  # bound here, by the item
+        listed.bound_line[name], listed.bound_in[name] = doc.line, doc.paragraph
+    return listed
 
 
 def _section_squares(doc: DocumentModel) -> dict[int, str]:
@@ -775,9 +781,11 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             pass  # the grouping, the KV cache or the parameters of grouped-query attention; masked weights
         elif line is not None:  # a formula in plain text: judged like math
             from .grids import plain_formulas
+            from .plain import _aside
 
             parts = plain_formulas(p.text) if _WIDE_GAP.search(p.text) else []  # side by side: W_Q = [..]   W_K = [..]
-            for c in (c for part in (parts or [line]) for c in chains(part)):
+            parts = parts or [run for run, _ in _aside(line.rstrip(" :"), "")]  # and a formula in brackets after one
+            for c in (c for part in parts for c in chains(part)):
                 got = judge(here, list(c.sides), list(c.ops), c.text)
                 if got is not None:
                     for at in (p.line, *p.matrix_lines) if got[1][0] == "correct" else (p.line,):
@@ -798,7 +806,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                             re.fullmatch(r"\s*[\d.,]+\s*", c.sides[1]) and not greek:
                         continue  # "L=24, T=2048, B=8": settings, the grammar's
                     gives = c.ops[0] == "eq" and set(c.ops) <= {"eq", "approx"} and bool(
-                        _MATRIX_NAME.fullmatch(c.sides[0])) and numeric_matrix(c.sides[-1]) is not None and \
+                        _MATRIX_NAME.fullmatch(c.sides[0])) and (numeric_matrix(c.sides[-1]) is not None or bool(
+                            _IDENTITY.fullmatch(c.sides[-1]))) and \
                         not re.search(rf"\b(?:of|de|von|di|du|da|del|der)\s+{re.escape(c.sides[0].strip()[0])}"
                                       r"[\w{}()⁽⁾]*\s*(?:=|≈)", p.text)  # "Row 1 of P2 = ...": of a part of P2
                     if len(c.sides) == 2 and list(c.ops) == ["eq"] and (greek and re.fullmatch(
@@ -808,8 +817,9 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                         if got is not None:  # Q = [1 0; 0 1]": the sentence names numbers in its scope, as math does
                             emit(p.line, c.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
                         key = "".join(c.sides[0].replace("{", "").replace("}", "").split())
-                        if gives and len(c.sides) > 2 and (got is None or got[1][0] not in ("wrong", "inconsistent")) \
-                                and not getattr(here.definitions.get(key), "is_Matrix", False):
+                        if gives and len(c.sides) > 2 and numeric_matrix(c.sides[-1]) is not None and \
+                                (got is None or got[1][0] not in ("wrong", "inconsistent")) and \
+                                not getattr(here.definitions.get(key), "is_Matrix", False):
                             # "so S = QKᵀ = [1 3; 1 4]": what the sentence's later words say of S is said of these
                             here.definitions[key] = numeric_matrix(c.sides[-1])
                             here.bound_in[key], here.bound_line[key] = here.paragraph, p.line

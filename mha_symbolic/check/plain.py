@@ -146,10 +146,13 @@ def formula_runs(text: str) -> list[str]:
 
 def _aside(run: str, after: str) -> list[tuple[str, str]]:
     """A run with a bracket opened after a space and never closed in it ("W^O = [1 0; 0 1] (det = 1" before ", so
-    full rank"): the formula, and the remark the bracket opens, apart.
+    full rank"), or closed at its end round a relation of its own ("head₁ = A₁V₁ (3×3 times 3×2 = 3×2)"): the formula,
+    and the remark in the bracket, apart.
 
     >>> _aside("W = [1 0; 0 1] (det = 1", "")
     [('W = [1 0; 0 1]', ''), ('det = 1', '')]
+    >>> _aside("h = A V (3×3 times 3×2 = 3×2)", ""), _aside("y = (0.5, 0.5)", "")
+    ([('h = A V', ''), ('3×3 times 3×2 = 3×2', '')], [('y = (0.5, 0.5)', '')])
     """
     open_at: list[int] = []
     for k, ch in enumerate(run):
@@ -158,9 +161,13 @@ def _aside(run: str, after: str) -> list[tuple[str, str]]:
         elif ch == ")" and open_at:
             open_at.pop()
     cut = next((k for k in open_at if k > 0 and run[k - 1] == " "), None)
-    if cut is None:
-        return [(run, after)]
-    return [(run[:cut].rstrip(), ""), (run[cut + 1:].lstrip(), after)]
+    if cut is not None:
+        return [(run[:cut].rstrip(), ""), (run[cut + 1:].lstrip(), after)]
+    last = re.search(r" \(([^()]*)\)$", run)  # "head₁ = A₁V₁ (3×3 times 3×2 = 3×2)": a formula after a formula
+    if last and _RELATION.search(last.group(1)) and _RELATION.search(run[:last.start()]) and \
+            not re.search(r"[=<>≤≥≈+*/·×-]\s*$", run[:last.start()]):
+        return [(run[:last.start()], ""), (last.group(1), after)]
+    return [(run, after)]
 
 
 #: a parameter named by a Greek letter, perhaps squared (``σ² = 0.5`` is ``\sigma^{2} = 0.5``): never a size

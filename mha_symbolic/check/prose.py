@@ -173,15 +173,18 @@ class RankClaim:
 
 @dataclass(frozen=True)
 class RatioClaim:
-    """One amount is ``factor`` times smaller than another ("4 times smaller", "a quarter of"), as written."""
+    """One amount is ``factor`` times smaller than another ("4 times smaller", "a quarter of"), as written; with
+    ``larger``, ``factor`` times larger ("4× more")."""
 
     factor: str
     text: str
+    larger: bool = False
 
 
 @dataclass(frozen=True)
 class Restatement:
-    """An amount restated in another unit ("786432 bytes, i.e. 768 KiB"): both amounts as written, value and unit."""
+    """An amount restated in another unit ("786432 bytes, i.e. 768 KiB"), or a shape as its count of entries
+    ("4096×1024 (4194304 params)"): both as written."""
 
     first: str
     second: str
@@ -287,6 +290,12 @@ _MOMENTS = {"VARIANCE_WORD": "Var", "SD_WORD": "sd"}
 
 def _text(meta: Any, sentence: str) -> str:
     return sentence[meta.start_pos:meta.end_pos].strip()
+
+
+#: the number a text ends with, its digits perhaps grouped by spaces ("20 480"); never a part of a group ("2 480" of
+#: "1 2 480" is none)
+_NUMBER_BEFORE = re.compile(r"(?<!\d[ \u00a0\u2009\u202f])(?<![\w.^])"
+                            r"(\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+|\d+(?:\.\d+)?)\s?$")
 
 
 class _Reader(Transformer):  # type: ignore[type-arg]
@@ -498,7 +507,8 @@ class _Reader(Transformer):  # type: ignore[type-arg]
     @v_args(meta=True)
     def shape_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
         subject = next(c for c in children if isinstance(c, tuple) and c[0] == "subject")[1]
-        dims = next(c for c in children if isinstance(c, tuple) and c[0] == "shape")[1]
+        dims = next((c for c in children if isinstance(c, tuple) and c[0] == "shape"), ("shape", tuple(
+            str(c) for c in children if isinstance(c, Token) and c.type == "DIM")))[1]
         return self._at(meta, ShapeClaim(subject, dims, _text(meta, self.sentence)))
 
     member_claim = shape_claim
@@ -546,15 +556,23 @@ class _Reader(Transformer):  # type: ignore[type-arg]
             factor = word.split("/")[1] if "/" in word else str(_FRACTIONS[word])
         else:
             factor = number
-        return self._at(meta, RatioClaim(factor, _text(meta, self.sentence)))
+        larger = any(isinstance(c, Token) and c.type == "LARGER" for c in children)
+        return self._at(meta, RatioClaim(factor, _text(meta, self.sentence), larger))
 
     @v_args(meta=True)
     def restatement(self, meta: Any, children: list[Token]) -> list[tuple[int, Statement]]:
-        number = re.search(r"(?<![\w.^])(\d+(?:\.\d+)?)\s?$", self.sentence[:meta.start_pos])
+        if children[0].type == "PRODUCT_APPOSITION":  # a shape restated as its count of entries
+            shape = re.search(r"(?<![\w.^])(\d+(?:\s*[×x*·]\s*\d+){1,3})\s*$", self.sentence[:meta.start_pos])
+            if shape is None:
+                return []
+            second = next(str(c) for c in children if c.type == "COUNT_END")
+            return [(shape.start(), Restatement(shape.group(1), second, self.sentence[shape.start():meta.end_pos]))]
+        number = _NUMBER_BEFORE.search(self.sentence[:meta.start_pos])
         if number is None:
-            return []
-        first = f"{number.group(1)} {str(children[0]).strip()}"
-        second = next(str(c) for c in children if c.type == "AMOUNT_END")
+            return []  # (digits grouped by spaces are one number: "20 480 bytes"; a part of a group is none)
+        first = f"{re.sub(r'[^0-9.]', '', number.group(1))} {str(children[0]).strip()}"
+        written = next(str(c) for c in children if c.type == "AMOUNT_END")
+        second = re.sub(r"(?<=\d)[ \u00a0\u2009\u202f](?=\d)", "", written)
         return [(number.start(), Restatement(first, second, self.sentence[number.start():meta.end_pos]))]
 
     @v_args(meta=True)

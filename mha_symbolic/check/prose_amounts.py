@@ -29,6 +29,8 @@ something longer and is not read, and a side with two different units is not rea
 [['2 \\cdot 24 \\cdot 1024 \\cdot 2 \\text{bytes}', '98304 \\text{bytes}']]
 >>> [c[0] for c in prose_chains("Cost `n²·d_k = 1024² · 64 = 67,108,864` multiply-adds")]
 [['1024^{2} \\cdot 64', '67108864']]
+>>> [c[0] for c in prose_chains("Per token: 2 (K and V) × 8 × 128 × 2 bytes = 4,096 bytes.")]
+[['2 \\cdot 8 \\cdot 128 \\cdot 2 \\text{bytes}', '4096 \\text{bytes}']]
 """
 
 from __future__ import annotations
@@ -92,9 +94,14 @@ def _unwrapped(m: re.Match[str]) -> str:
     return " § "
 
 
+#: words in brackets between a number and the operator after it: what the factor counts ("2 (K and V) × 8")
+_LABEL = re.compile(r"(?<=\d)\s*\((?:[^\W\d_]|[ /,&+'-]){1,30}\)(?=\s*(?:×|\*|·|⋅|\bx\b))")
+
+
 def prose_chains(text: str) -> list[tuple[list[str], list[str]]]:
     """The chains of a line of prose as (sides as LaTeX, relations ``eq``/``approx``)."""
     text = re.sub(r"\*\*([^*`]+)\*\*|__([^_`]+)__", r"\1\2", text)  # **384 MiB**: emphasis is no part of a number
+    text = _LABEL.sub("", text) if "(" in text else text  # "2 (K and V) × 8 × 128": a factor's label in brackets
     # a chain that one math span holds whole is the math reader's: read here only a chain that goes on outside it
     alone = {tuple(sides) for m in re.finditer(r"(?<!\$)\$[^$]+\$(?!\$)", text)
              for sides, _ in _chains(_unwrapped(m).strip())} if "$" in text else set()

@@ -28,6 +28,7 @@ no verdict.
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -123,7 +124,7 @@ def _amount_ratios(plain: str, line: str | None = None) -> list[Verdict]:
         return []
     out: list[Verdict] = []
     for at, claim in read(plain):
-        if not isinstance(claim, RatioClaim) or hedged(plain[:at]) or line is not None and \
+        if not isinstance(claim, RatioClaim) or claim.larger or hedged(plain[:at]) or line is not None and \
                 " ".join(claim.text.split()) not in " ".join(line.split()):
             continue
         grouped = re.compile(r"(?<=\d)[,\u202f\u2009 ](?=\d{3}(?!\d))")  # 65,536 is one number
@@ -165,6 +166,14 @@ def _restated(statements: list[Any], line: str) -> list[Verdict]:
     out: list[Verdict] = []
     for s in statements:
         if not isinstance(s, Restatement) or " ".join(s.text.split()) not in " ".join(line.split()):
+            continue
+        sizes = re.split(r"\s*[×x*·]\s*", s.first)
+        if len(sizes) > 1:  # a shape and the count of its entries, exactly
+            product, count = math.prod(int(x) for x in sizes), int(re.match(r"\d+", s.second).group(0))  # type: ignore
+            out.append(("correct", f"{' x '.join(sizes)} = {product} entries", None, "number", "computed")
+                       if product == count else
+                       ("wrong", f"{' x '.join(sizes)} = {product} entries, not {count}", str(product), "number",
+                        "computed"))
             continue
         sides = []
         for amount in (s.first, s.second):
@@ -344,7 +353,9 @@ def judge_weight_rows(doc: DocumentModel, text: str, clause: str = "") -> list[V
 
     if doc.columns:
         return []
-    where = scope(_plain(clause or text))
+    where = scope(_plain(text))  # the row its own line names ("row 2: [..]" in a list of rows), else its sentence's
+    if "token" not in where:
+        where = scope(_plain(clause or text))
     named = _WEIGHTS_NAME.search(clause or text)
     if named:  # "the weights $A^{(1)}$ are:" -- for the rows listed under it, in its section
         doc.memory["weights_head"] = (int(named.group(1) or named.group(2)), doc.section)

@@ -95,7 +95,7 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
         return
     plain = _plain(re.sub(r"`[^`]*`|\$[^$]*\\in\b[^$]*\$", " § ", p.text))  # code spans are the code reader's, and
     # "$Q \in \mathbb{R}^{n \times d}$" the math reader's
-    if not holds(plain, ("SHAPE_VERB", "SHAPE_NOUN", "MEMBER_OF")):
+    if not holds(plain, ("SHAPE_VERB", "SHAPE_NOUN", "MEMBER_OF")) and not _LISTED_SHAPE.search(plain):
         return
     statements = read(plain)
     model = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
@@ -104,8 +104,11 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
         return  # "Take n = 2, d_v = 2 and an output width of 3 (so W_O is 4×3)": a size in words the model does not
         # hold (sizes in math are bound by the math reader before it judges what follows them)
     for at, claim in statements:
-        if not isinstance(claim, ShapeClaim) or len(claim.dims) != 2 or size_condition(plain[:at]):
+        if not isinstance(claim, ShapeClaim) or size_condition(plain[:at]):
             continue  # (a shape after "with", "for": a condition of its clause, not a claim)
+        dims = _matrix_of_batch(claim.dims, model.get("h"))
+        if dims is None:
+            continue
         # "Q_1 = X WQ_1 has shape 2 x 3": the factors right before the subject the grammar read belong to it
         before = re.search(r"(?:(?<![\w^'])[A-Z](?:[A-Z0-9'ᵀ]|[_^][\w()]+)*\s*(?:[*·/]\s*)?)+$", plain[:at])
         rest = plain[:at - len(before.group(0)) if before else at].rstrip()
@@ -115,9 +118,34 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
             # stands before it
         subject = math_words(normalise((before.group(0) if before else "") + claim.subject))
         subject = re.sub(r"([_^])(\([^()]*\))", r"\1{\2}", subject)  # W_Q^(i): the plain text's W_Q^{(i)}
-        got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % claim.dims], ["in"], p.text)
+        if len(claim.dims) == 4 or len(claim.dims) == 3 and claim.dims[0] == str(model.get("h")):
+            subject = _PER_HEAD.sub(r"\1_1", subject)  # (B, h, n, d_v) of AV: one head's A_1 V_1, as code lays it out
+        got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % dims], ["in"], p.text)
         if got is not None and got[1][0] != "unchecked":
-            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+            batch = f" (of the batched shape ({', '.join(claim.dims)}))" if len(claim.dims) > 2 else ""
+            emit(p.line, p.text, got[1][0], got[1][1] + batch, got[1][2], got[0], got[1][3])
+
+
+#: a shape listed after a colon ("AV: (4, 8, 128, 64)"), the grammar's shape_claim of a list
+_LISTED_SHAPE = re.compile(r":\s*\(\s*\d+\s*,\s*\d+\s*,\s*\d+")
+#: a bare letter of a per-head step (Q, K, V, the scores S, the weights A, the output Z)
+_PER_HEAD = re.compile(r"(?<![\\a-z0-9^_{])([QKVASZ])(?![a-z0-9_{])")
+
+
+def _matrix_of_batch(dims: tuple[str, ...], heads: int | None) -> tuple[str, str] | None:
+    """The matrix a shape speaks of: its two sizes, or the last two of a batched shape -- (B, r, c), (h, r, c) or
+    (B, h, r, c) with h the model's number of heads, written in numbers (the per-head matrix, as tensors in code are
+    laid out: its subject is read as head 1's); None for any other shape.
+
+    >>> _matrix_of_batch(("4", "8", "128", "64"), 8), _matrix_of_batch(("4", "2", "128", "64"), 8)
+    (('128', '64'), None)
+    """
+    if len(dims) == 2:
+        return dims[0], dims[1]
+    if len(dims) == 4 and heads is not None and dims[1] == str(heads) and dims[0].isdigit() or \
+            len(dims) == 3 and dims[0].isdigit():
+        return dims[-2], dims[-1]
+    return None
 
 
 def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said: str = "") -> None:
