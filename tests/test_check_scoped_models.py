@@ -353,3 +353,28 @@ def test_a_batched_shape_is_the_shape_of_its_matrix_per_head(width, status):
     assert verdicts(doc, 5) == verdicts(doc, 6) == verdicts(doc, 8) == ["correct"]
     assert verdicts(doc, 7) == [status]
     assert verdicts(doc, 9) == []  # a vector, and a head axis that is not the model's h: not read as shapes
+
+
+NAMED_GRIDS = """Setup: n = 3 tokens, d_model = 4, h = 2 heads.
+
+X = [1 0 1 0; 0 2 0 1; 1 1 1 1]
+
+I take W^Q = W^K = W^V = I₄ (the 4×4 identity).
+
+--- Head 1 ---
+Raw scores S₁ = Q₁K₁ᵀ, a 3×3 matrix:
+
+      k1  k2  k3
+q1 |   1   0   1 |
+q2 |   0   4   {entry} |
+q3 |   1   2   2 |
+"""
+
+
+@pytest.mark.parametrize("entry, status", [("2", "correct"), ("3", "wrong")])
+def test_a_grid_drawn_under_a_line_that_names_it(entry, status):
+    # "S₁ = Q₁K₁ᵀ, a 3×3 matrix:" names the grid below it (column labels over it, a label before each row): its
+    # rows are compared with Q₁K₁ᵀ, and the verdict of a row that differs goes to that row
+    doc = NAMED_GRIDS.replace("{entry}", entry)
+    assert verdicts(doc, 12) == [status]
+    assert verdicts(doc, 11) == verdicts(doc, 13) == (["correct"] if status == "correct" else [])

@@ -44,6 +44,12 @@ _BORDER = re.compile(r"\s*\+[-=+]+\+\s*")
 _DRAWN_ROW = re.compile(r"\s*[|\[]?(?P<row>[^|\[\]]*(?:\|[^|\[\]]*)*?)[|\]]?\s*")
 
 
+#: a line of column labels over a drawn grid: short names with a letter, no number alone ("  k1  k2  k3")
+_LABELS = re.compile(r"\s*(?:[A-Za-z][\w₀-₉]{0,4}\s+){1,15}[A-Za-z][\w₀-₉]{0,4}\s*")
+#: a row's label before the grid's left border ("q1 |", "t₂ |")
+_ROW_LABEL = re.compile(r"^\s*[A-Za-z][\w₀-₉]{0,4}\s*(?=\|)")
+
+
 def drawn_below(lines: list[str], k: int) -> tuple[str, tuple[int, ...]] | None:
     r"""The matrix drawn on the lines after line ``k`` (0-based) of a formula that ends in ``=`` (``S = QKᵀ/√2 =``):
     rows of numbers, bare, in brackets or in a box of ``|`` and ``+---+`` borders, up to the first other line; as
@@ -53,13 +59,19 @@ def drawn_below(lines: list[str], k: int) -> tuple[str, tuple[int, ...]] | None:
     ('\\begin{bmatrix} 1 & 0.5 \\\\ 0 & 2 \\end{bmatrix}', (2, 3))
     >>> drawn_below(["S + M =", "  | 0.7  -inf |"], 0) is None
     True
+    >>> drawn_below(["S =", "", "      k1  k2", "q1 |   1   0 |", "q2 |   0   4 |"], 0)
+    ('\\begin{bmatrix} 1 & 0 \\\\ 0 & 4 \\end{bmatrix}', (3, 4))
     """
     rows: list[list[str]] = []
     at: list[int] = []
+    skipped = 0  # a blank line right after the formula, a line of column labels ("k1  k2  k3") before the rows
     for j, line in enumerate(lines[k + 1:k + 1 + 64], start=k + 1):
         if _BORDER.fullmatch(line):
             continue
-        m = _DRAWN_ROW.fullmatch(line)
+        if not rows and skipped < 2 and (not line.strip() and j == k + 1 or _LABELS.fullmatch(line)):
+            skipped += 1
+            continue
+        m = _DRAWN_ROW.fullmatch(_ROW_LABEL.sub("", line, count=1))  # "q1 |  1  0  1 |": the row's label is no entry
         row = _row(m.group("row").replace("|", " ")) if m and line.strip() else None
         if row is None:
             break

@@ -301,6 +301,30 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
                     f"{model}: about that configuration, not judged against the model"))
 
 
+def _named_grid(doc: DocumentModel, p: Any) -> tuple[str, Any] | None:
+    """A line of plain text that ends with ":" or "is" and names a matrix in a formula ("head₁ = A₁V₁ (3×3 times ...):",
+    "Concat(head₁, head₂) ∈ ℝ^{3×4}:"), over a grid drawn on the lines below it: the formula that says the grid is
+    that matrix (its first relation chain whose first side is a capital name), and the piece with the grid's lines."""
+    from dataclasses import replace
+
+    from .grids import drawn_below
+    from .plain import formula_runs
+    from .read import chains
+
+    drawn = drawn_below(doc.memory.get("lines", []), p.line - 1)
+    if not drawn:
+        return None
+    for run in formula_runs(p.text):
+        for c in chains(run):
+            upto = c.ops.index("in") if "in" in c.ops else len(c.ops)
+            sides = c.sides[:upto + 1]
+            if re.match(r"\s*(?:[A-Z]|\\mathrm\{(?:head|Concat|MultiHead|Attention)\})", sides[0]) and \
+                    all(op == "eq" for op in c.ops[:upto]):
+                # the grid is the value of the last side ("S₁ = Q₁K₁ᵀ": of Q₁K₁ᵀ, whatever S₁ names here)
+                return f"{sides[-1]} = {drawn[0]}", replace(p, matrix_lines=tuple(j + 1 for j in drawn[1]))
+    return None
+
+
 def _own_sentence(sentences: str, piece: str) -> str:
     """The sentence of ``sentences`` (a line or paragraph) that holds the math ``piece``, or all of it."""
     from .prose import _sentences
@@ -763,6 +787,10 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             drawn = drawn_below(doc.memory.get("lines", []), p.line - 1)
             if drawn:  # the verdict goes to the rows: every row when it holds, the row that differs when not
                 line, p = f"{line} {drawn[0]}", replace(p, matrix_lines=tuple(j + 1 for j in drawn[1]))
+        elif p.cell is None and re.search(r"(?::|\bis)\s*$", p.text) and ("=" in p.text or "∈" in p.text):
+            grid = _named_grid(doc, p)  # "head₁ = A₁V₁ (3×3 times 3×2 = 3×2):" over a grid of numbers
+            if grid is not None:
+                line, p = grid
         calls = softmax_calls(p.text)  # softmax([2, 1, 1]) -> [0.576, 0.212, 0.212]: from its own numbers
         for status, message, expected in calls:
             emit(p.line, p.text, status, message, expected, "number", "computed")
@@ -788,7 +816,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             for c in (c for part in parts for c in chains(part)):
                 got = judge(here, list(c.sides), list(c.ops), c.text)
                 if got is not None:
-                    for at in (p.line, *p.matrix_lines) if got[1][0] == "correct" else (p.line,):
+                    for at in (p.line, *p.matrix_lines) if got[1][0] == "correct" and got[0] == "number" else (p.line,):
                         emit(at, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3], p=p)
         elif not judge_code_prose(here, p, emit):
             judge_traced_shapes(here, p, emit)  # "`Q1` and `K1` are 3×2": names of the traced code

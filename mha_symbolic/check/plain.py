@@ -108,7 +108,9 @@ def formula_runs(text: str) -> list[str]:
     tokens = text.split()
     for i, token in enumerate(tokens):
         bare = token.strip(".,;:!?()\"'")
-        if _is_word(bare) and bare.lower() not in _VOCABULARY or _is_mark(bare):
+        article = bare in ("a", "an") and (i > 0 and tokens[i - 1].endswith(",") or i + 1 < len(tokens) and
+                                            tokens[i + 1][:1].isdigit())  # ", a 3×3 matrix": a word of the sentence
+        if _is_word(bare) and bare.lower() not in _VOCABULARY or _is_mark(bare) or article:
             runs.append((" ".join(current), " ".join(tokens[i:]) if current and current[-1][-1:].isdigit() else ""))
             current = []
         else:
@@ -163,7 +165,7 @@ def _aside(run: str, after: str) -> list[tuple[str, str]]:
     cut = next((k for k in open_at if k > 0 and run[k - 1] == " "), None)
     if cut is not None:
         return [(run[:cut].rstrip(), ""), (run[cut + 1:].lstrip(), after)]
-    last = re.search(r" \(([^()]*)\)$", run)  # "head₁ = A₁V₁ (3×3 times 3×2 = 3×2)": a formula after a formula
+    last = re.search(r" \(([^()]*)\)[\s,;:.]*$", run)  # "head₁ = A₁V₁ (3×3 times 3×2 = 3×2)": a formula after a formula
     if last and _RELATION.search(last.group(1)) and _RELATION.search(run[:last.start()]) and \
             not re.search(r"[=<>≤≥≈+*/·×-]\s*$", run[:last.start()]):
         return [(run[:last.start()], ""), (last.group(1), after)]
