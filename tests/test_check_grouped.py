@@ -291,3 +291,14 @@ def test_a_group_size_written_as_arithmetic_is_its_result():
 
     assert re.search(_GROUP[-1], "Ships with GQA, n_kv = 8 (group size 64 / 8 = 8)", re.I) is None
     assert re.search(_GROUP[-1], "GQA, n_kv = 8 (group size 16)", re.I).group(1) == "16"
+
+
+def test_a_ratio_to_the_model_itself_and_one_under_a_heading_on_the_cache():
+    doc = ("## KV cache\n\nWe use h = 32 query heads of d_k = 128, 32 layers, fp16, and g = 1 key/value head.\n\n"
+           "The cache is 8× smaller than the GQA cache.\n\n"
+           "Plain MHA (32 KV heads) would need {factor}× more, i.e. 2 GiB per sequence.\n")
+    assert [f.status for f in check_text(doc.replace("{factor}", "32"), isolate=False).findings if f.line == 5] == \
+        ["unchecked"]  # GQA without a count is the model itself here: which configuration is not said
+    for factor, status in (("32", "correct"), ("8", "wrong")):  # no "cache" in the sentence: its heading says it
+        assert [f.status for f in check_text(doc.replace("{factor}", factor), isolate=False).findings
+                if f.line == 7] == [status]

@@ -378,3 +378,10 @@ def test_a_grid_drawn_under_a_line_that_names_it(entry, status):
     doc = NAMED_GRIDS.replace("{entry}", entry)
     assert verdicts(doc, 12) == [status]
     assert verdicts(doc, 11) == verdicts(doc, 13) == (["correct"] if status == "correct" else [])
+
+
+def test_a_tuple_after_is_is_a_vector_and_a_batch_of_other_tokens_another_configuration():
+    doc = BATCHED.replace("{width}", "64") + (
+        "\nThe first row of $V_1$ is $(1, 1, 1)$.\n\n- Other tokens: $Q$ has shape $(4, 8, 256, 64)$.\n")
+    assert "wrong" not in verdicts(doc, 11) and "inconsistent" not in verdicts(doc, 11)
+    assert verdicts(doc, 13) == []  # a batch of 256 tokens where the example has 128: another configuration

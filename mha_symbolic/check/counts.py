@@ -212,7 +212,7 @@ def _as_variant(M: Any, variant: str | int) -> Any:
                              1 if variant == "mqa" else variant)
 
 
-def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
+def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "", ratios_only: bool = False) -> list[Verdict3]:
     from ..proofs.counts import kv_cache_per_token
 
     own = M  # the document's model, before the variant an amount speaks of
@@ -237,7 +237,7 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[V
     per_token = kv_cache_per_token(M)
     rule = "2 g d_k" if M.kv_heads is not None else "2 h d_k"
     ratios = _ratios(doc, own, M, s) or []  # "GQA needs a quarter of the MHA cache", "MQA is one eighth of GQA"
-    if ratios and not _AMOUNT.search(s):
+    if ratios and not _AMOUNT.search(s) or ratios_only:
         return ratios
     return ratios + _cache_amount(doc, M, s, per_token, rule)  # and the amount the sentence states with it
 
@@ -320,6 +320,10 @@ def _ratios(doc: DocumentModel, own: Any, M: Any, s: str) -> list[Verdict3] | No
                         "the document does not fix", None, ""))
             continue
         factor = Fraction(int(quotient.p), int(quotient.q))
+        if factor == 1:  # "8× smaller than the GQA cache" where the model is that GQA: another configuration of it
+            out.append(("unchecked", f"{base.text} here is the document's own model ({who}): which configuration the "
+                        "ratio is to is not said", None, ""))
+            continue
         rule = "2 g d_k" if model.kv_heads is not None else "2 h d_k"
         if getattr(mine, "free_symbols", None):
             why = f"{base.text} caches {factor} times what {who} caches ({rule} per token and layer)"

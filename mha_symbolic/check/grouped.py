@@ -43,7 +43,7 @@ from fractions import Fraction
 from typing import Any
 
 from .arithmetic import arithmetic_value
-from .counts import _AMOUNT, cache_text, judge_cache, judge_parameters, remember, sizes
+from .counts import cache_text, judge_cache, judge_parameters, remember, sizes
 from .model import DocumentModel, as_int
 from .numbers import Verdict3, _worst
 
@@ -257,9 +257,11 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
     reads = _READS.search(s)
     if reads:
         out.append(_kv_index(doc, M, int(reads.group(1)), int(reads.group(2) or reads.group(3))))
-    if _CACHE.search(s) or _CACHE.search(doc.heading) and any(v.kind == "mha" or v.kv_heads for _, v in variants(s)) \
-            and (ratio or _AMOUNT.search(s)):  # "MHA (32 KV heads) needs 4× more" under a heading on the KV cache
+    if _CACHE.search(s):
         out += judge_cache(doc, M, s, _plain(context) if context else "")
+    elif ratio and _CACHE.search(doc.heading) and any(v.kind == "mha" or v.kv_heads for _, v in variants(s)):
+        out += judge_cache(doc, M, s, _plain(context) if context else "", ratios_only=True)  # "MHA (32 KV heads) needs
+        # 4× more" under a heading on the KV cache: the ratio of caches (its amounts may count other things)
     if _PARAMS.search(s):
         out += judge_parameters(doc, M, s, _plain(context) if context else "")
     problem = kv_heads_problem(doc)

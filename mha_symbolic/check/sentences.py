@@ -107,7 +107,7 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
         if not isinstance(claim, ShapeClaim) or size_condition(plain[:at]):
             continue  # (a shape after "with", "for": a condition of its clause, not a claim)
         dims = _matrix_of_batch(claim.dims, model.get("h"))
-        if dims is None:
+        if dims is None or len(claim.dims) > 2 and not _batch_here(doc, claim.text):
             continue
         # "Q_1 = X WQ_1 has shape 2 x 3": the factors right before the subject the grammar read belong to it
         before = re.search(r"(?:(?<![\w^'])[A-Z](?:[A-Z0-9'ᵀ]|[_^][\w()]+)*\s*(?:[*·/]\s*)?)+$", plain[:at])
@@ -121,6 +121,9 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
         if len(claim.dims) == 4 or len(claim.dims) == 3 and claim.dims[0] == str(model.get("h")):
             subject = _PER_HEAD.sub(r"\1_1", subject)  # (B, h, n, d_v) of AV: one head's A_1 V_1, as code lays it out
         got = judge(doc, [subject, r"\mathbb{R}^{%s \times %s}" % dims], ["in"], p.text)
+        if got is not None and len(claim.dims) > 2 and got[1][0] in ("wrong", "inconsistent") and \
+                _other_tokens(got[1][2], dims, model.get("n")):
+            continue  # a batch of another number of tokens than the example's: another configuration, not judged
         if got is not None and got[1][0] != "unchecked":
             batch = f" (of the batched shape ({', '.join(claim.dims)}))" if len(claim.dims) > 2 else ""
             emit(p.line, p.text, got[1][0], got[1][1] + batch, got[1][2], got[0], got[1][3])
@@ -130,6 +133,23 @@ def _shapes(doc: DocumentModel, p: Any, emit: Any) -> None:
 _LISTED_SHAPE = re.compile(r":\s*\(\s*\d+\s*,\s*\d+\s*,\s*\d+")
 #: a bare letter of a per-head step (Q, K, V, the scores S, the weights A, the output Z)
 _PER_HEAD = re.compile(r"(?<![\\a-z0-9^_{])([QKVASZ])(?![a-z0-9_{])")
+
+
+def _other_tokens(expected: str | None, stated: tuple[str, str], n: int | None) -> bool:
+    """Does a stated shape differ from the model's ``expected`` one ("512 x 64") on an axis of the model's ``n``
+    tokens?"""
+    sizes = re.findall(r"\d+", expected or "")
+    return n is not None and len(sizes) == 2 and any(a == str(n) and a != b for a, b in zip(sizes, stated, strict=True))
+
+
+def _batch_here(doc: DocumentModel, said: str) -> bool:
+    """Is a shape of three or four sizes a batched shape of this section's example?  Its words must name a shape
+    ("has shape", "∈ ℝ^{..}", or a list of shapes under a heading that names them: "(1, 1, 1)" after "is" is a
+    vector), and the section must state its number of tokens (a batch of an exercise whose n the document never
+    gives is not the example of another section)."""
+    shape = re.search(r"(?i:shape|form|größe|tamaño|dimension)|∈|ℝ|mathbb", said) or ":" in said and re.search(
+        r"(?i:shape|form|größe|tamaño|dimension)", doc.heading)
+    return bool(shape) and doc.bound_in.get("n", (-1,))[0] >= doc.section_paragraph
 
 
 def _matrix_of_batch(dims: tuple[str, ...], heads: int | None) -> tuple[str, str] | None:
