@@ -385,3 +385,15 @@ def test_a_tuple_after_is_is_a_vector_and_a_batch_of_other_tokens_another_config
         "\nThe first row of $V_1$ is $(1, 1, 1)$.\n\n- Other tokens: $Q$ has shape $(4, 8, 256, 64)$.\n")
     assert "wrong" not in verdicts(doc, 11) and "inconsistent" not in verdicts(doc, 11)
     assert verdicts(doc, 13) == []  # a batch of 256 tokens where the example has 128: another configuration
+
+
+def test_the_lines_a_drawn_grid_may_skip_and_where_it_ends():
+    from mha_symbolic.check.grids import drawn_below
+
+    grid = ("\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}", (3, 4))
+    assert drawn_below(["S =", "", "  a  b", "| 1 2 |", "| 3 4 |"], 0) == grid  # a blank line, then column labels
+    assert drawn_below(["S =", "", "  a  b", "  c  d", "| 1 2 |"], 0) is None  # at most those two
+    assert drawn_below(["S =", "", "", "| 1 2 |"], 0) is None  # a second blank line: the grid is not its
+    assert drawn_below(["S =", "Then:", "| 1 2 |"], 0) is None  # a line of prose right after it ends it
+    assert drawn_below(["S =", "| 1 2 |", "| 3 4 5 |"], 0) is None  # rows of different lengths are no matrix
+    assert drawn_below(["S =", "| 1 2 |", "", "| 3 4 |"], 0) == ("\\begin{bmatrix} 1 & 2 \\end{bmatrix}", (1,))
