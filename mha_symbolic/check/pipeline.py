@@ -226,9 +226,9 @@ _ENTRY = re.compile(r"; entry \((\d+), \d+\) differs")
 _RELATIONS = {"eq": "=", "approx": r"\approx"}
 #: formulas written side by side in a line of plain text, three spaces or more apart
 _WIDE_GAP = re.compile(r"\S {3,}\S")
-#: a matrix's name in a sentence's formula (``Q``, ``W_Q``, ``K_{1}``), given a matrix of numbers there
 #: an identity matrix of a stated size, I_4 (plain text's I₄): a matrix a sentence gives, as numbers are
 _IDENTITY = re.compile(r"\s*I_\{?\d{1,2}\}?\s*")
+#: a matrix's name in a sentence's formula (``Q``, ``W_Q``, ``W^Q``, ``K_{1}``), given a matrix of numbers there
 _MATRIX_NAME = re.compile(r"\s*[A-Z](?:[_^]\{?\w+\}?){0,2}\s*")
 #: a lower-case name in a sentence's formula (``s``, ``z_1``): a vector the document may have given
 _LOWER_NAME = re.compile(r"(?<![A-Za-z])[a-z](?:_\{?\w+\}?)?(?![A-Za-z])")
