@@ -301,6 +301,9 @@ def test_variants_are_read_apart_with_their_key_value_heads():
         "attention."))]
     assert found == [("gqa", 8), ("mha", 32), ("mqa", 1), ("mqa", None)]
     assert variants(_plain("The SHA-256 of the file, and a CMHA layer.")) == ()
+    found = [(v.kind, v.kv_heads) for _, v in variants(_plain(
+        "GQA with 8 KV heads needs a quarter of the MHA cache; MQA using one key/value head; GQA with 8 layers."))]
+    assert found == [("gqa", 8), ("mha", None), ("mqa", 1), ("gqa", None)]
 
 
 def test_counted_heads_in_other_languages_and_their_key_value_qualifier():
@@ -321,6 +324,12 @@ def test_full_width_punctuation_ends_a_word():
     ("Die Matrix $S$ hat Rang 2.", [("rank", "S", "eq", "2")]),
     ("La matriz $A$ tiene rango 2.", [("rank", "A", "eq", "2")]),
     ("El rango de la ventana es 2 y el puesto 3.", []),
+    ("- $S \\in \\mathbb{R}^{4 \\times 4}$ but it has rank 2, because", [("rank", "S", "eq", "2")]),
+    ("S is 4 x 4 and it has rank 3.", [("rank", "S", "eq", "3")]),
+    ("- $S' \\in \\mathbb{R}^{4 \\times 2}$ has rank 2 (full column rank)", [("rank", "S'", "eq", "2")]),
+    ("S has rank at most 64, so it cannot be full rank.", [("rank", "S", "le", "64"), ("rank", "S", "lt", "full")]),
+    ("Here $QK^\\top$ can be full rank.", [("rank", "QK^T", "can", "full")]),
+    ("It cannot be full rank.", []),  # no matrix before it in the sentence: nothing to say
 ])
 def test_a_rank_claim_in_other_languages_and_after_a_shape(sentence, expected):
     assert statements(sentence) == expected

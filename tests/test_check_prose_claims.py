@@ -3,6 +3,8 @@ model; each case beside the case that must not be flagged."""
 
 from __future__ import annotations
 
+import pytest
+
 from mha_symbolic import check_text
 
 ROWS = "Let $X \\in \\mathbb{R}^{n \\times d_{model}}$ with $n = 3$, $d_{model} = 4$, $h = 2$.\n\n"
@@ -127,3 +129,19 @@ def test_masked_rows_of_a_document_that_speaks_of_the_causal_mask_in_any_languag
     # a later section speaking of the unmasked weights again is not judged against the mask
     assert [f.status for f in findings if f.line == 19] == ["unchecked"]
     assert not [f for f in findings if f.status in ("wrong", "inconsistent")]
+
+
+FULL_RANK = """# Rank
+
+Let $n = 512$ and $d_k = 64$, one head.
+
+- The $512 \\times 512$ matrix $S = QK^\\top$ has rank at most $64$, so it MODAL be full rank.
+"""
+
+
+@pytest.mark.parametrize("modal, status", [("cannot", "correct"), ("can", "wrong")])
+def test_whether_a_matrix_can_be_of_full_rank_is_decided_by_its_proven_bound(modal, status):
+    """64 < 512: the bound rank <= min(64, d_model) is proven, so "cannot be full rank" holds for every d_model."""
+    found = [f for f in check_text(FULL_RANK.replace("MODAL", modal), isolate=False).findings
+             if f.line == 5 and f.kind == "rank" and "full rank" in f.message]
+    assert [f.status for f in found] == [status]

@@ -215,11 +215,13 @@ class MomentClaim:
 @dataclass(frozen=True)
 class Variant:
     """A variant of attention named in prose: ``kind`` "mha", "mqa" or "gqa", and the key/value heads it states
-    ("GQA-8", "MHA (32 KV heads)", "MQA (a single KV head)"), else None."""
+    ("GQA-8", "MHA (32 KV heads)", "MQA (a single KV head)", "GQA with 8 KV heads"), else None; ``configured``
+    when the heads are stated as the document's own choice ("with 8 KV heads"), not as part of a name."""
 
     kind: str
     kv_heads: int | None
     text: str
+    configured: bool = False
 
 
 @dataclass(frozen=True)
@@ -468,11 +470,14 @@ class _Reader(Transformer):  # type: ignore[type-arg]
 
     @v_args(meta=True)
     def rank_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
-        subject = next(c for c in children if isinstance(c, tuple) and c[0] != "relation")[0]
+        subject = next((c for c in children if isinstance(c, tuple) and c[0] != "relation"), ("it", ""))[0]
         words = next((c[1] for c in children if isinstance(c, tuple) and c[0] == "relation"), "")
         op = {"at most": "le", "at least": "ge"}.get(words, "eq")
         value: str | tuple[str, str]
-        if any(isinstance(c, Token) and c.type == "FULL_RANK" for c in children):
+        modal = next((str(c).lower() for c in children if isinstance(c, Token) and c.type == "MODAL_FULL"), None)
+        if modal is not None:  # "cannot be full rank": below full rank always; "can be full rank": not always below
+            value, op = "full", "lt" if re.search(r"not|n't|never", modal) else "can"
+        elif any(isinstance(c, Token) and c.type == "FULL_RANK" for c in children):
             value = "full"
         elif any(isinstance(c, Token) and c.type == "RANK_DEFICIENT" for c in children):
             value, op = "full", "lt"
@@ -582,15 +587,21 @@ class _Reader(Transformer):  # type: ignore[type-arg]
             else "gqa"
         heads: int | None = int(name.rsplit("-", 1)[1]) if name[-1].isdigit() else None  # "GQA-8"
         if len(children) > 1:  # "(32 KV heads)", "(a single KV head)"
-            number = children[1].strip("( )").split()[0].lower()
-            heads = int(number) if number.isdigit() else 1
-        return meta.start_pos, Variant(kind, heads, _text(meta, self.sentence))
+            number = re.search(r"\d+", children[1])  # "(32 KV heads)", "with 8 KV heads"; else one
+            heads = int(number.group(0)) if number else 1
+        configured = len(children) > 1 and not children[1].lstrip().startswith("(")
+        return meta.start_pos, Variant(kind, heads, _text(meta, self.sentence), configured)
 
     def variants(self, children: list[Any]) -> list[tuple[int, Variant]]:
         return [c for c in children if isinstance(c, tuple)]
 
     def start(self, children: list[Any]) -> list[tuple[int, Statement]]:
-        return [s for c in children if isinstance(c, list) for s in c]
+        out = [s for c in children if isinstance(c, list) for s in c]
+        for k, (at, s) in enumerate(out):  # "... has rank at most 64, so it cannot be full rank": the matrix before
+            if isinstance(s, RankClaim) and s.subject == "it":
+                before = [t.subject for _, t in out[:k] if isinstance(t, (RankClaim, ShapeClaim))]
+                out[k] = (at, replace(s, subject=before[-1] if before else ""))
+        return [(at, s) for at, s in out if not isinstance(s, RankClaim) or s.subject]
 
     def hypothetical(self, children: list[Token]) -> bool:
         return True
@@ -718,11 +729,11 @@ _DIMENSIONS = ("n", "d_model", "h", "d_k", "d_v", "g")
 
 
 def _sentence_settings(plain: str) -> list[tuple[int, Setting]]:
-    """The settings of one sentence; the key/value heads of a variant it names ("MHA (32 KV heads)") are that
-    variant's, not a size of the document's model."""
+    """The settings of one sentence; the key/value heads of a variant it names in brackets ("MHA (32 KV heads)") are
+    that variant's, not a size of the document's model (a variant "with 8 KV heads" sets them, as before)."""
     if not holds(plain, *_SETTING_NEEDS):
         return []
-    named = [(k, k + len(v.text)) for k, v in variants(plain) if v.kv_heads is not None]
+    named = [(k, k + len(v.text)) for k, v in variants(plain) if v.kv_heads is not None and not v.configured]
     return [(k, s) for k, s in read(plain) if isinstance(s, Setting) and
             not (s.name == "g" and any(a <= k < b for a, b in named))]
 

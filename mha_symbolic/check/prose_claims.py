@@ -325,11 +325,18 @@ def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:
         value = str(min(shape))
     tex = value.replace(" ", " \\cdot ") if not value.isdigit() else value
     try:
-        status, message, expected, basis = judge_rank(doc, [f"\\operatorname{{rank}}({subject})", tex], [op])
+        status, message, expected, basis = judge_rank(doc, [f"\\operatorname{{rank}}({subject})", tex],
+                                                      ["lt" if op == "can" else op])
     except (MHASymbolicError, ValueError, TypeError, AttributeError, KeyError):
         return []
     if status == "unchecked" and message.startswith("not read"):
         return []  # not a matrix of the document's model ("I have rank 2")
+    if op == "can":  # "it can be full rank": the claim that it is always below full rank must fail, with a witness
+        if status not in ("correct", "wrong"):
+            return [(status, f"{claim.text}: {message}", None, "rank", basis)]
+        status, message = ("correct" if status == "wrong" else "wrong",
+                           f"rank({subject}) < {value} for every instance is {status}: {message}")
+        expected = None if status == "correct" else f"rank < {value}"
     return [(status, f"{claim.text}: {message}", expected, "rank", basis)]
 
 
@@ -337,6 +344,45 @@ def _rank(doc: DocumentModel, claim: RankClaim) -> list[Verdict]:
 _VECTOR = re.compile(r"[(\[]\s*(-?(?:\d+(?:\.\d+)?|\.\d+)(?:(?:\s*[,;]\s*|\s+)-?(?:\d+(?:\.\d+)?|\.\d+))+)\s*[)\]]")
 #: a head's weights named in math: A_1, A^{(1)}, A_{1}
 _WEIGHTS_NAME = re.compile(r"\$\s*A\s*(?:_\{?(\d+)\}?|\^\{?\((\d+)\)\}?)\s*\$")
+
+
+#: "row 1 of $S'/\sqrt{2}$: $[1.4142,\ 0.7071]$" -- a row of a matrix the sentence names in math, then its numbers
+_NAMED_ROW = re.compile(r"\b(?i:row|Zeile|fila|riga|ligne|linha)\s+(\d{1,2})\s+(?i:of|von|der|de|di|du|da|del|des)\s+"
+                        r"\$([^$]{1,80})\$\s*(?::|=|\bis\b|\bist\b|\bes\b|\bè\b|\best\b|\bé\b)?\s*\$?\s*(?=[(\[])")
+
+
+def judge_named_rows(doc: DocumentModel, text: str) -> list[Verdict]:
+    r"""A row of a matrix the sentence names (``row 1 of $S'/\sqrt{2}$: $[1.4142, 0.7071]$``), compared with that
+    row of the matrix the document's values give, entry by entry at the places each is written (rows counted as the
+    document counts them).  Nothing is said when the matrix has no value of numbers or not that many columns."""
+    from sympy import MatrixBase, Rational
+
+    from ..statements._base import agrees
+    from .numbers import _value
+
+    out: list[Verdict] = []
+    for m in _NAMED_ROW.finditer(text):
+        vector = _VECTOR.match(re.sub(r"\\[ ,;:!]|\\quad", " ", text[m.end():m.end() + 200]))
+        if vector is None:
+            continue
+        words = re.split(r"\s*[,;]\s*|\s+", vector.group(1).strip())
+        try:
+            M = _value(doc, doc.read(m.group(2)))
+        except (MHASymbolicError, ValueError, TypeError, KeyError, AttributeError):
+            continue
+        row = int(m.group(1)) - (0 if doc.zero_based else 1)
+        if not isinstance(M, MatrixBase) or M.cols != len(words) or not 0 <= row < M.rows or \
+                not all(getattr(x, "is_number", False) for x in M.row(row)):
+            continue
+        exact = list(M.row(row))
+        places = max(len(w.split(".")[1]) if "." in w else 0 for w in words)
+        shown = ", ".join(f"{float(x):.{places}f}" for x in exact)
+        said = f"row {m.group(1)} of {m.group(2).strip()} is ({shown}), computed exactly from the document's values"
+        ok = all(agrees(x, Rational(w), len(w.split(".")[1]) if "." in w else None)
+                 for x, w in zip(exact, words, strict=True))
+        out.append(("correct", said, None, "number", "computed") if ok else
+                   ("wrong", said, f"({shown})", "number", "computed"))
+    return out
 
 
 def judge_weight_rows(doc: DocumentModel, text: str, clause: str = "") -> list[Verdict]:

@@ -35,13 +35,15 @@ def rank_argument(tex: str) -> str | None:
 
     >>> rank_argument(r"\operatorname{rank}\left(W_1^Q\right)"), rank_argument(r"\operatorname{rank} S_1 ")
     ('W_1^Q', 'S_1')
+    >>> rank_argument(r"\mathrm{rank}\,Q")
+    'Q'
     >>> rank_argument(r"\mathrm{rank} S_1 + 1") is None
     True
     """
     m = re.match(r"\s*\\(?:mathrm|operatorname|text)\{rank\}\s*(\\left)?\s*\(", tex) or re.match(
         r"\s*\\rank\s*(\\left)?\s*\(", tex)
     if not m:  # \operatorname{rank} S_1: a function applied to one name needs no parentheses
-        bare = re.fullmatch(r"\s*\\(?:(?:mathrm|operatorname|text)\{rank\}|rank(?![A-Za-z]))\s*"
+        bare = re.fullmatch(r"\s*\\(?:(?:mathrm|operatorname|text)\{rank\}|rank(?![A-Za-z]))(?:\s|\\[,;:! ]|~)*"
                             r"([A-Za-z]'?(?:\s*[_^]\s*(?:\{[^{}]*\}|\w))*)\s*", tex)
         return bare.group(1) if bare else None
     depth, start = 0, m.end() - 1

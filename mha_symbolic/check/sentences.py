@@ -190,7 +190,7 @@ def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said:
     # the key/value heads of a variant the sentence names by a fixed count (MHA: g = h, MQA: g = 1, GQA-8), or that it
     # opens with: that variant's, not the document's model's
     variant = name == "g" and (re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b", p.text, re.I) or any(
-        v.kind in ("mha", "mqa") or v.kv_heads is not None for _, v in variants(p.text)))
+        v.kind in ("mha", "mqa") or v.kv_heads is not None and not v.configured for _, v in variants(p.text)))
     scenario = _another_scenario(p.text) or _another_scenario(p.clause or "")
     if known is not None and known != value and not variant and not scenario and doc.new_example(name, value):
         known = None  # "one head with d_k = 2" in a paragraph of its own, after "two heads" before it

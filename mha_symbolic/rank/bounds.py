@@ -161,8 +161,13 @@ def provably_le(a: Any, b: Any, dims: Dims | None = None) -> bool:
     >>> D = Dims()
     >>> provably_le(Min(D.d_v, D.n), D.d_k, D), provably_le(D.n, D.d_k, D)
     (True, False)
+    >>> provably_le(Min(64, D.d_model) + 1, 512, D), provably_le(Min(64, D.d_model) + 1, 64, D)
+    (True, False)
     """
     a, b = as_sympy(a), as_sympy(b)
+    shifted = [t for t in a.args if isinstance(t, Min)] if a.is_Add else []
+    if shifted:  # Min(x, y) + c <= b: some x + c <= b (a strict bound is the proven bound plus one)
+        return any(provably_le(x + a - shifted[0], b, dims) for x in shifted[0].args)
     if isinstance(b, Min):
         return all(provably_le(a, x, dims) for x in b.args)
     if isinstance(a, Min):
