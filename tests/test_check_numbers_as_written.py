@@ -104,11 +104,13 @@ def test_thousands_separators_in_a_sentences_formula():
     assert "wrong" in verdicts("# GQA\n\nSo K and V are narrower than Q: 1,024 / 4,096 = 1/2.\n", 3)
 
 
-def test_a_power_of_two_that_names_a_unit_is_no_amount():
+def test_a_power_of_two_that_names_a_unit_is_that_power_not_an_amount_and_its_exponent():
     from mha_symbolic.check.prose_amounts import judge_prose_amounts
 
     got = judge_prose_amounts("Units: 1 KiB = 1024 bytes, 1 MiB = 2^20 bytes, 1 GiB = 2^30 bytes.")
-    assert [v[0] for v in got] == ["correct"]  # 1 KiB = 1024 bytes; 2^20 and 2^30 are the units' own powers
+    assert [v[0] for v in got] == ["correct"] * 3  # 2^20 and 2^30 are the units' own powers, read whole
+    got = judge_prose_amounts("Units: 1 KiB = 1024 bytes, 1 MiB = 2^20 bytes, 1 GiB = 2^31 bytes.")
+    assert [v[0] for v in got] == ["correct", "correct", "wrong"]
 
 
 def test_the_input_space_written_in_plain_text_declares_the_convention():
@@ -173,3 +175,36 @@ def test_an_amount_restated_in_another_unit_is_compared_at_its_written_precision
 def test_weights_times_rows_written_as_tuples(combination, status):
     # a number times a tuple of numbers is that multiple of the row, judged at the precision the weights are written
     assert verdicts(f"# Output\n\nOutput row 1: {combination}.\n", 3) == [status]
+
+
+ROWS = """Softmax row by row:
+
+- Row 2: $e^{1/\\sqrt{2}} \\approx 2.0281$, $e^{5/\\sqrt{2}} \\approx 34.3133$, sum $36.3414$, weights $(WEIGHTS,\\ 0)$.
+"""
+
+
+@pytest.mark.parametrize("weights, status", [("0.0558,\\ 0.9442", "correct"), ("0.0588,\\ 0.9412", "wrong"),
+                                             ("0.9442,\\ 0.0558", "wrong")])
+def test_weights_written_after_their_exponentials_are_each_over_the_sum(weights, status):
+    """A local computation: the exponentials as written (each the interval it rounds), a masked key a bare 0."""
+    found = check_text(ROWS.replace("WEIGHTS", weights), isolate=False).findings
+    assert [f.status for f in found if f.line == 3 and f.kind == "number"] == [status]
+
+
+ENTRY = """# Output
+
+$$O_1 = \\begin{pmatrix} 2.0000 & 1.0000 \\\\ 1.8133 & 1.5812 \\end{pmatrix}$$
+
+For example $(O_1)_{21} = 0.0454 \\cdot 2 + 0.7679 \\cdot 2 + 0.1867 \\cdot 1 = VALUE$.
+"""
+
+
+@pytest.mark.parametrize("value, status", [("1.8133", "correct"), ("1.8313", "wrong")])
+def test_an_entry_written_as_arithmetic_on_numbers_is_the_last_number_and_its_arithmetic_a_link(value, status):
+    found = [f.status for f in check_text(ENTRY.replace("VALUE", value), isolate=False).findings if f.line == 5]
+    assert found == [status]
+
+
+def test_an_entry_whose_arithmetic_is_wrong_is_wrong_even_where_its_value_agrees():
+    text = ENTRY.replace("0.1867 \\cdot 1", "0.1867 \\cdot 2").replace("VALUE", "1.8133")
+    assert [f.status for f in check_text(text, isolate=False).findings if f.line == 5] == ["wrong"]

@@ -397,3 +397,65 @@ def test_the_lines_a_drawn_grid_may_skip_and_where_it_ends():
     assert drawn_below(["S =", "Then:", "| 1 2 |"], 0) is None  # a line of prose right after it ends it
     assert drawn_below(["S =", "| 1 2 |", "| 3 4 5 |"], 0) is None  # rows of different lengths are no matrix
     assert drawn_below(["S =", "| 1 2 |", "", "| 3 4 |"], 0) == ("\\begin{bmatrix} 1 & 2 \\end{bmatrix}", (1,))
+
+
+# ----- the document's own letters ------------------------------------------------------------------------------
+OWN_LETTERS = """# Cost
+
+For $n = 128$, $m = 512$, $d = 512$: $n\\,m\\,d = SCORES$ multiply-adds for the scores.
+
+With $d_h = 64$ and $L = 32$ layers the cache holds $2 L d_h = VALUES$ values per token.
+
+Take $b = 2 \\text{ bytes}$ per value: $2 L d_h b = BYTES \\text{ bytes}$ per token.
+"""
+
+
+@pytest.mark.parametrize("scores, values, nbytes, status", [
+    ("33\\,554\\,432", "4096", "8192", "correct"), ("67\\,108\\,864", "16384", "4096", "wrong")])
+def test_a_letter_of_the_documents_own_is_its_number_not_the_size_it_names_elsewhere(scores, values, nbytes, status):
+    """``m`` (keys of a cross-attention), ``b`` (bytes per value) take the number the document gives them; ``L`` that
+    the document says counts layers is no sequence length (n = 128 here) in the lines after."""
+    text = OWN_LETTERS.replace("SCORES", scores).replace("VALUES", values).replace("BYTES", nbytes)
+    assert verdicts(text, 3)[-1] == status
+    assert verdicts(text, 5)[-1] == status
+    assert verdicts(text, 7)[-1] == status
+
+
+SLIDES = """## Setting
+
+- Sequence length $n = 512$, head width $d_k = 64$
+
+## Tiny example ($n = 4$, $d_k = 2$)
+
+$$Q = \\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\\\ 1 & 1 \\\\ 2 & 0 \\end{bmatrix}, \\quad
+K = \\begin{bmatrix} 1 & 1 \\\\ 0 & 1 \\\\ 1 & 0 \\\\ 0 & 2 \\end{bmatrix}$$
+
+## Take-aways
+
+- $QK^\\top$ is $SHAPE$ but has rank at most $d_k$; for $n = 512, d_k = 64$ it cannot be full rank
+"""
+
+
+@pytest.mark.parametrize("shape, status", [("n \\times n", "correct"), ("n \\times d_k", "wrong")])
+def test_a_shape_in_letters_holds_for_every_size_whatever_example_is_in_force(shape, status):
+    """The sizes restated for the main configuration (n = 512) after a small example's matrices (4 tokens): "QK^T is
+    n x n" is a statement for every size, not one about 512 rows of the 4-token Q."""
+    assert verdicts(SLIDES.replace("SHAPE", shape), 12)[0] == status
+
+
+CASES = """# Temperature
+
+With $d_k = 4$ the temperature is $\\tau = \\sqrt{d_k}$, so $\\tau = TAU$.
+
+For $z = 8$, $p = 1/(1 + e^{-8}) \\approx 0.9997$. For $z = 1$, $p = 1/(1 + e^{-1}) \\approx 0.7311$.
+
+Differentiating $p = (1 + e^{-z})^{-1}$ gives $p(1-p)$, largest at $p = 1/2$, and $\\mu_q = \\mu_k = 0.5$.
+"""
+
+
+@pytest.mark.parametrize("tau, status", [("2", "correct"), ("4", "wrong")])
+def test_a_letter_given_a_formula_of_sizes_is_its_value_and_one_given_numbers_takes_cases(tau, status):
+    found = check_text(CASES.replace("TAU", tau), isolate=False).findings
+    assert [f.status for f in found if f.line == 3 and f.latex.strip() == f"\\tau = {tau}"] == [status]
+    assert not {f.status for f in found if f.line > 3} & {"wrong", "inconsistent"}  # z and p take cases
+    assert any(f.status == "given" and "\\mu_q = \\mu_k" in f.message for f in found if f.line == 7)

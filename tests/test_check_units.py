@@ -106,6 +106,10 @@ def test_deep_nesting_with_a_unit_is_left_to_the_reader_limits():
     ([r"25.2 \text{ MB}", r"25{,}165{,}824 \text{ bytes}"], ["approx"], "correct"),  # the rounded side on the left
     ([r"25.4 \text{ MB}", r"25{,}165{,}824 \text{ bytes}"], ["approx"], "wrong"),
     (["6,144 \\cdot 1024", r"6 \text{ MiB}"], ["eq"], "correct"),  # a plain comma between groups of three
+    # a side without a unit, then GB: one reading of GB on both sides (decimal or binary), not one on each
+    (["17179869184 / 10^{9}", r"17.18 \text{ GB}"], ["approx"], "correct"),
+    (["17179869184 / 10^{9}", r"16.00 \text{ GB}"], ["approx"], "wrong"),
+    (["17179869184 / 1024^{3}", r"16 \text{ GB}"], ["eq"], "correct"),
 ])
 def test_rounding_units_and_separators(sides, ops, status):
     assert judge_amounts({}, sides, ops)[0] == status

@@ -15,14 +15,14 @@ from ..errors import MHASymbolicError
 from ..statements._base import agrees, shown
 from .model import DocumentModel, never_given
 
-__all__ = ["entry_side", "judge_entry"]
+__all__ = ["entry_side", "entry_value_tex", "judge_entry"]
 
 #: an entry (i, j) or a row: "_{12}", "_{1,2}", "_{2,:}", and a row in matrix notation, "_{2\cdot}", "_{2*}"
-_INDEX = r"_\{\s*(\d+)\s*,?\s*(\d+|:|\\cdot|\\bullet|\*|·)\s*\}"
+_INDEX = r"_\{\s*(\d+|:)\s*,?\s*(\d+|:|\\cdot|\\bullet|\*|·)\s*\}"
 _FORMS = [re.compile(r"^\s*\\left\(\s*(.+?)\s*\\right\)\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*\(\s*(.+?)\s*\)\s*" + _INDEX + r"\s*$"),
           re.compile(r"^\s*(\\mathrm\{MultiHead\}\s*\(.*?\)|\\mathrm\{\w+\}|[A-Za-z]{2,})\s*" + _INDEX + r"\s*$"),
-          re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*,\s*(\d+|:)\s*\}\s*$"),
+          re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?(?:\^\{?\(?\w+\)?\}?)?)\s*_\{\s*(\d+|:)\s*,\s*(\d+|:)\s*\}\s*$"),
           # the row of a one-letter matrix in matrix notation: A_{2\cdot} (never A_{12}, which may be head 12's A)
           re.compile(r"^\s*([A-Za-z](?:\^\{?\w+\}?)?)\s*_\{\s*(\d+)\s*(\\cdot|\\bullet|\*|·)\s*\}\s*$"),
           # MATLAB's indexing, P(2,:) and P(1,2): only of a matrix the document gave (judge_entry), not a call f(1, 2)
@@ -47,6 +47,36 @@ def _base_tex(doc: DocumentModel, base: str) -> str:
         if key in ("Output", "Concat"):
             return r"\mathrm{%s}" % key
     return base
+
+
+def entry_value_tex(doc: DocumentModel, tex: str) -> str | None:
+    r"""The value of an entry, row or column side (``(O_1)_{31}``, ``A^{(1)}_{:,1}``) as LaTeX numbers, computed
+    from the document's givens, so that a chain through it (``= 0.0454 \cdot 2 + \dots = 1.8133``, ``=
+    \operatorname{softmax}(\dots) \approx (\dots)^T``) is judged link by link like any chain of numbers; None when
+    ``tex`` is no such side or its matrix has no value of numbers."""
+    from sympy import latex
+
+    from .judge import _value
+
+    side = entry_side(tex)
+    if side is None or side[1] == side[2] == ":":
+        return None
+    base, r, c = side
+    try:
+        M = _value(doc, doc.read(_base_tex(doc, base)))
+    except (MHASymbolicError, ValueError, TypeError):
+        return None
+    if any(not x.is_number for x in M):
+        return None
+    zero = r == "0" or c == "0"
+    i, j = (None if r == ":" else int(r) - (0 if zero else 1)), (None if c == ":" else int(c) - (0 if zero else 1))
+    if i is not None and not 0 <= i < M.rows or j is not None and not 0 <= j < M.cols:
+        return None
+    if i is not None and j is not None:
+        return latex(M[i, j])
+    entries = list(M.row(i)) if i is not None else list(M.col(j))
+    joiner = " & " if i is not None else r" \\ "
+    return r"\begin{bmatrix} " + joiner.join(latex(x) for x in entries) + r" \end{bmatrix}"
 
 
 def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
@@ -83,14 +113,24 @@ def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
     if any(not x.is_number for x in M):
         return "assumed", never_given(base, M), None, "computed"
     zero = r == "0" or c == "0"
-    i = int(r) - (0 if zero else 1)
-    if not 0 <= i < M.rows or (c != ":" and not 0 <= int(c) - (0 if zero else 1) < M.cols):
-        return "wrong", f"{base} is {M.rows} x {M.cols}: it has no entry ({r}, {c})", None, "computed"
-    got = ImmutableMatrix([list(M.row(i))]) if c == ":" else ImmutableMatrix([[M[i, int(c) - (0 if zero else 1)]]])
+    if r == ":" and c == ":":
+        return None
+    if r == ":":  # (A_1)_{:,2}: a column, as a document whose tokens are columns writes a query's weights
+        j = int(c) - (0 if zero else 1)
+        if not 0 <= j < M.cols:
+            return "wrong", f"{base} is {M.rows} x {M.cols}: it has no column {c}", None, "computed"
+        got = ImmutableMatrix(M.col(j))
+        got = got.T if stated.shape == got.T.shape else got
+    else:
+        i = int(r) - (0 if zero else 1)
+        if not 0 <= i < M.rows or (c != ":" and not 0 <= int(c) - (0 if zero else 1) < M.cols):
+            return "wrong", f"{base} is {M.rows} x {M.cols}: it has no entry ({r}, {c})", None, "computed"
+        got = ImmutableMatrix([list(M.row(i))]) if c == ":" else ImmutableMatrix([[M[i, int(c) - (0 if zero else 1)]]])
     places = _places(other)
     if got.shape != stated.shape:
-        return "wrong", f"{tex[at]} has {got.cols} entries; the document states {stated.cols}", None, "computed"
-    where = f"row {r}" if c == ":" else f"entry ({r}, {c})"
+        return "wrong", f"{tex[at]} has {max(got.shape)} entries; the document states {max(stated.shape)}", None, \
+            "computed"
+    where = f"row {r}" if c == ":" else f"column {c}" if r == ":" else f"entry ({r}, {c})"
     if all(agrees(x, y, places) for x, y in zip(got, stated, strict=True)):
         return "correct", f"{where} of {base} = {shown(got, places)} computed exactly; agrees", None, "computed"
     return ("wrong", f"{where} of {base} = {shown(got, places)} computed exactly, not {other}", shown(got, places),

@@ -164,7 +164,7 @@ def _judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, 
 
     # 98{,}304 \cdot 1024 = ... \text{ bytes} = 96 MiB; L counts layers once "$L = 32$ layers" said so
     layer_name, layer_count = doc.memory.get("layer_name"), doc.memory.get("layers")
-    amounts = judge_amounts(doc.known_dims(), sides_tex, ops,
+    amounts = judge_amounts(doc.known_dims() | doc.own_numbers(), sides_tex, ops,
                             (layer_name, layer_count) if layer_name and layer_count else None)
     if amounts is not None:
         return "number", amounts
@@ -184,6 +184,13 @@ def _judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, 
         return "rank", _rank(doc, sides_tex, ops, text)
     if any(re.search(r"\\mathbb\{R\}|ℝ", s) for s in sides_tex):
         return "shape", _shape(doc, sides_tex, ops)
+    if len(sides_tex) > 2:  # (O_1)_{31} = 0.0454 \cdot 2 + ... = 1.8133: the entry's value, then link by link
+        from .entries import entry_value_tex
+
+        sides_tex = [entry_value_tex(doc, s) or s for s in sides_tex]
+    nouns = {re.sub(r"\W", "", m.group(0)) for s in sides_tex if (m := _COUNT_NOUN.search(s))}
+    if len(nouns) == 1:  # 2 \text{ bytes}, 32 \text{ layers}: the number (128 values = 256 bytes: no one count)
+        sides_tex = [_COUNT_NOUN.sub("", s) for s in sides_tex]
     try:
         sides = [doc.read(s) for s in sides_tex]
     except ShapeError as e:
@@ -194,6 +201,12 @@ def _judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, 
                                "its length", None, "")
         return "formula", ("unchecked", f"not read: {str(e).splitlines()[0][:160]}", None, "")
     return _judge_read(doc, sides, sides_tex, ops)
+
+
+#: a word in text after a number that ends a side (``2 \text{ bytes}``, ``512\,\text{tokens}``): what the number
+#: counts, no factor of it (amounts of memory and work in their units are judged before, by .units)
+_COUNT_NOUN = re.compile(r"(?<=[\d}])(?:\\[,;:! ]|\\quad|~|\s)*\\(?:text|mathrm|textrm|mbox)\{\s*[^\W\d_]+"
+                         r"(?:[\s-][^\W\d_]+)?\s*\}\s*$")
 
 
 def _judge_read(doc: DocumentModel, sides: list[Any], sides_tex: list[str], ops: list[str]) -> tuple[str, Verdict3]:

@@ -517,6 +517,7 @@ class DocumentModel:
     renames: dict[str, str] = field(default_factory=dict)  # P -> A: the document's letter for a model step
     current_head: int | None = None  # the head a section ("Head 2") speaks of: bare S, A, Z are its steps
     definitions: dict[str, Any] = field(default_factory=dict)  # Z = softmax(Q K^T / sqrt(d_k)) V
+    letters: set[str] = field(default_factory=set)  # names given numbers that take cases: "for $z = 8$ ... $z = 1$"
     last_subject: str | None = None
     section: int = 0  # headings seen so far
     heading: str = ""  # the text of the last of them: what its section is about ("KV cache for a 7B model")
@@ -670,6 +671,11 @@ class DocumentModel:
         self.confirmed = set()
         self.width_given = False
         self._model = self._table = None
+
+    def own_numbers(self) -> dict[str, Fraction]:
+        """The names the document gave a rational number of its own (``m = 512``, ``b = 2``, ``n_{layers} = 32``)."""
+        return {name: Fraction(int(v.p), int(v.q)) for name, v in self.definitions.items()
+                if getattr(v, "is_Rational", False)}
 
     def known_dims(self) -> dict[str, int]:
         """The stated sizes plus those read off given matrices (X gives n and d_model)."""

@@ -96,6 +96,15 @@ def _scalar_free(e: Any) -> bool:
     return not (hasattr(e, "atoms") and (e.atoms(MatrixSymbol) or e.atoms(MatrixBase)))
 
 
+#: a letter, with a subscript or not, that a document may give a number of its own (``d_h``, ``n_{layers}``, ``m``,
+#: ``b``, ``\tau``): not ``i`` or ``j`` (an index: "for $i = 1$" picks a head or a row), not ``e`` (Euler's number),
+#: not ``\sigma`` (the entries' standard deviation, read as such) nor ``\pi``
+_OWN_LETTER = re.compile(r"(?:(?![ije](?:$|_))[A-Za-z]|alpha|beta|gamma|delta|epsilon|lambda|mu|nu|rho|tau|"
+                         r"theta|kappa|omega)(?:_\{?\w+\}?)?")
+#: a size by its name (``d_h``, ``n_{layers}``): in force in the document until another example gives it anew
+_SIZE_NAME = re.compile(r"[dDnN]_\{?\w+\}?")
+
+
 # ----- sizes ------------------------------------------------------------------------------------------
 def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]) -> Verdict3:
     values = [simplify(s.subs(_dims_subs(doc, s))) if hasattr(s, "subs") else as_sympy(s) for s in sides]
@@ -110,11 +119,18 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
                 doc.bind_dim(name, int(value))
                 bound.append(name)
                 values[i] = value
-            elif len(sides) == 2 and isinstance(sides[i], Symbol) and str(sides[i]) not in doc.definitions and \
-                    re.fullmatch(r"[dDnN]_\{?\w+\}?", str(sides[i])):  # a size by its name (d_h, n_layers)
-                doc.definitions[str(sides[i])] = value  # $d_h = 4$: a name the document gives a number
-                doc.bound_in[str(sides[i])], doc.bound_line[str(sides[i])] = doc.paragraph, doc.line
-                return "given", f"{tex[i].strip()} = {value}: a name the document gives a value", None, ""
+            elif numeric == [len(sides) - 1] and all(isinstance(x, Symbol) and _OWN_LETTER.fullmatch(str(x)) and
+                                                      str(x) not in doc.definitions for x in sides[:-1]):
+                for x in sides[:-1]:  # $d_h = 4$, $m = 512$, $\mu_q = \mu_k = 0.5$: names the document gives a number
+                    doc.definitions[str(x)] = value
+                    doc.bound_in[str(x)], doc.bound_line[str(x)] = doc.paragraph, doc.line
+                    if not _SIZE_NAME.fullmatch(str(x)) and (literal_value(tex[-1]) or any(re.search(
+                            rf"(?<![A-Za-z]){re.escape(y)}(?![A-Za-z])", tex[-1]) for y in doc.letters)):
+                        doc.letters.add(str(x))  # a bare letter given a number (m, z, b), or a formula of such letters
+                        # (p = 1/(1 + e^{-z})), takes cases; one given a formula of sizes (\tau = \sqrt{d_k}) is that
+                        # formula's value, which a later value is compared with
+                names = " = ".join(t.strip() for t in tex[:-1])
+                return "given", f"{names} = {tex[-1].strip()}: a name the document gives a value", None, ""
     if len(sides) == 2 and values[1].is_number and re.fullmatch(r"\s*\\sigma\s*(?:\^\s*\{?\s*2\s*\}?)?\s*", tex[0]):
         # sigma^2 = 0.5: the variance of the entries this paragraph speaks of (unit variance is only the default)
         given = _exact(values[1])
@@ -124,6 +140,11 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
     renamed = _named_again(doc, sides, tex, values)
     if renamed is not None:
         return renamed
+    if len(sides) > 2 and tex[0].strip() in doc.letters and ops[0] == "eq" and all(v.is_number for v in values[1:]):
+        # "$p = 1/(1 + e^{-1}) \approx 0.7311$" after p took another case: the chain gives the letter its value here
+        doc.definitions[tex[0].strip()] = values[1]
+        doc.bound_in[tex[0].strip()], doc.bound_line[tex[0].strip()] = doc.paragraph, doc.line
+        return _compare_chain(values[1:], ops[1:], tex[1:], "computed", raw=sides[1:], doc=doc)
     if len(values) > 2 and not values[0].is_number and all(v.is_number for v in values[1:]) and \
             isinstance(sides[0], Symbol) and dim_name(str(sides[0])) is None and ops[0] in ("eq", "def"):
         # P_{bias} = 4d^2 + 4d = 2{,}362{,}368: a name for what follows, whose arithmetic is judged; the name is not
@@ -207,12 +228,17 @@ def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: l
     restating it with another value contradicts itself, naming the line.  Only a literal right side (a number, a
     tuple or matrix of numbers) gives a name anew; a computed one is a claim about the name's value."""
     name = tex[0].strip()
-    if len(sides) != 2 or name not in doc.definitions or not literal_value(tex[1]) or \
-            not all(_numeric(v) for v in values) or values[0] == values[1]:
-        return None
+    if len(sides) != 2 or name not in doc.definitions or not (literal_value(tex[1]) or name in doc.letters) or \
+            not all(_numeric(v) for v in values) or values[0] == values[1] or \
+            name not in doc.letters and _OWN_LETTER.fullmatch(name) and not _SIZE_NAME.fullmatch(name):
+        return None  # (a letter given a formula, tau = sqrt(d_k): a value stated later is compared with it)
     was, scope, line = doc.definitions[name], doc.bound_in.get(name), doc.bound_line.get(name)
     if scope is None or not _numeric(as_sympy(was)):
         return None
+    if name in doc.letters:  # "For $z = 8$ ... For $z = 1$": a letter of the document's own takes cases
+        doc.definitions[name] = values[1]
+        doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
+        return "given", f"{name} = {values[1]}: another case of a letter given {was} on line {line}", None, ""
     if scope[0] == doc.paragraph[0] and scope[1] in (0, doc.paragraph[1]):
         return ("inconsistent", f"{name} is {was} earlier in this paragraph (line {line})", str(was), "computed")
     doc.restart()  # another example: the sizes and values of the earlier one no longer apply

@@ -13,6 +13,8 @@ import re
 import sys
 from typing import Any
 
+from sympy import Integer
+
 from ..budget import Deadline, PieceTimeout, time_limit
 from ..errors import MHASymbolicError
 from ..parse.encoding import repair_encoding
@@ -29,7 +31,7 @@ from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
 from .prose import LayerCount, count_said
 from .prose_amounts import judge_prose_amounts
-from .prose_claims import document_axes, judge_prose_claims, judge_weight_rows
+from .prose_claims import document_axes, judge_named_rows, judge_prose_claims, judge_weight_rows
 from .report import Finding, Report
 from .sentences import prose_statement
 from .softmax_tables import softmax_calls
@@ -256,7 +258,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
     lengths = scopes.model_sizes(before)
     swapped = {"n": lengths.get("n_kv", 0), "n_kv": lengths.get("n", 0)}
     if before.cross and not before.memory.get("lengths_named") and 0 not in swapped.values() and \
-            swapped["n"] != swapped["n_kv"] and not before.definitions and not before.values:  # (values decide)
+            swapped["n"] != swapped["n_kv"] and not set(before.definitions) - before.letters and not before.values:
+        # (values decide; a letter given a number, m = 3 target positions, does not)
         configurations.append(swapped)  # cross-attention: which length is the queries' is the document's to name
     unmasked = before.causal and before.causal_section < before.section  # the mask of an earlier section
     for sizes in configurations + ([{}] if unmasked else []):
@@ -801,7 +804,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line, p.text, status, message, expected, "number", basis)
         # an axis of the softmax, a rank in words
         for status, message, expected, kind, basis in judge_prose_claims(here, p.text, p.clause) + \
-                judge_weight_rows(here, p.text, p.clause):  # ... and a row of the weights ("row 2: (0.1, 0.9)")
+                judge_weight_rows(here, p.text, p.clause) + judge_named_rows(here, p.text):  # ... and a row of the
+            # weights ("row 2: (0.1, 0.9)"), a row of a matrix named in math ("row 1 of $S'$: [2, 1]")
             emit(p.line, p.text, status, message, expected, kind, basis)
         if calls:
             pass
@@ -990,7 +994,9 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
         return None
     if isinstance(said, LayerCount):
         doc.memory["layers"] = value
-        doc.memory["layer_name"] = c.sides[0].strip()  # L is the layers in this document from now on
+        doc.memory["layer_name"] = name = c.sides[0].strip()  # L is the layers in this document from now on
+        doc.definitions[name] = Integer(value)  # and reads as that count, not as the size its letter names elsewhere
+        doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
         return f"the number of layers ({value})"
     name = "g" if said.name == "g" or dim_name(c.sides[0]) == "g" else "h"
     known = doc.known_dims().get(name)

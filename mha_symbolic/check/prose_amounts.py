@@ -21,8 +21,10 @@ something longer and is not read, and a side with two different units is not rea
 [['786432', '3 \\cdot 512^{2}']]
 >>> prose_chains("2 x 80 x 8 x 128 x 2 = 327,680 = 0.33MB / token x 131072 = 42.95GB")
 []
->>> prose_chains("An 80 GB card holds 80 × 10^9 / 2^30 ≈ 74.5 GiB")  # 30 is an exponent, not an amount
-[]
+>>> [c[0] for c in prose_chains("An 80 GB card holds 80 × 10^9 / 2^30 ≈ 74.5 GiB")]  # powers that convert units
+[['80 \\cdot 10^{9} / 2^{30}', '74.5 \\text{GiB}']]
+>>> [c[0] for c in prose_chains("In decimal units: 17,179,869,184 / 10⁹ ≈ 17.18 GB.")]
+[['17179869184 / 10^{9}', '17.18 \\text{GB}']]
 >>> [c[0] for c in prose_chains("Per token: m = 2 · 28 · 4 · 128 · 2 = 57,344 bytes = 56 KiB.")]
 [['2 \\cdot 28 \\cdot 4 \\cdot 128 \\cdot 2', '57344 \\text{bytes}', '56 \\text{KiB}']]
 >>> [c[0] for c in prose_chains("so `2 · 24 · 1024 · 2` bytes = 98,304 bytes; `n_layers * 2` is code")]
@@ -47,7 +49,9 @@ __all__ = ["prose_chains", "judge_prose_amounts"]
 
 _UNITS = "(?:" + "|".join(sorted([*_BINARY, *_DECIMAL, *_FLOPS], key=len, reverse=True)) + ")"  # units.py's units
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e\d{1,2}(?![\w.]))?"  # 54e9: 54 x 10^9
-_TERM = rf"(?:{_NUM})(?:\^[23](?![\d.])|[²³])?(?:\s*{_UNITS}(?![\w]))?"  # 1024², 1024^2: a square (2^30 no amount)
+#: a power that converts units: 10^9, 10⁹, 2^30, 1024³ (its exponent no amount of its own)
+_POWER = r"(?:10|2|1000|1024)(?:\^\{?\d{1,2}\}?|[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})(?![\d.,])"
+_TERM = rf"(?:{_POWER}|(?:{_NUM})(?:\^[23](?![\d.])|[²³])?)(?:\s*{_UNITS}(?![\w]))?"  # 1024², 1024^2: a square
 _OP = r"\s*(?:×|\*|·|⋅|/|\+|−|-|\bx\b)\s*"
 _REL = r"\s*(?:=(?:\s*(?:about|approximately|roughly)\b)?|≈|~|≃)\s*"  # "= about 329,589": approximately
 _SIDE = rf"{_TERM}(?:{_OP}{_TERM})*"
@@ -64,6 +68,9 @@ _DEFINED = re.compile(rf"(?<![\w.,×*·⋅/+−=≈~^-])(?<![=≈~×*·⋅/+−-
 _SPANS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\\\(.*?\\\)", re.S)
 
 
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
 def _side_tex(side: str) -> str | None:
     """``128 KB × 131,072`` as ``128 \\cdot 131072 \\text{KB}``; None for a side with two different units."""
     units = {u for u in re.findall(rf"(?<=[\d\s])({_UNITS})(?![\w])", side)}
@@ -73,7 +80,8 @@ def _side_tex(side: str) -> str | None:
     bare = re.sub(rf"\s*{_UNITS}(?![\w])", "", side)
     bare = re.sub(r"(?<=\d),(?=\d{3})", "", bare)
     bare = re.sub(r"(\d)e(\d{1,2})\b", r"\1 \\cdot 10^{\2}", bare)  # 54e9
-    bare = bare.replace("²", "^{2}").replace("³", "^{3}")
+    bare = re.sub(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+", lambda m: "^{%s}" % m.group(0).translate(_SUPERSCRIPTS), bare)  # 10⁹
+    bare = re.sub(r"\^(\d+)", r"^{\1}", bare)
     bare = re.sub(r"\s*(?:×|\*|·|⋅|\bx\b)\s*", r" \\cdot ", bare).replace("−", "-")
     return bare.strip() + (f" \\text{{{'bytes' if units == {'B'} else next(iter(units))}}}" if units else "")
 

@@ -164,6 +164,18 @@ def _text(toks: list[_Tok]) -> str:
     return " ".join("".join(t.text for t in toks if t.kind not in ("amp", "row")).split())
 
 
+#: a product of shapes that implies the shape after it: ``(512 \times 64)(64 \times 128) \Rightarrow
+#: \mathbb{R}^{512 \times 128}`` (or ``\Rightarrow K' \in \mathbb{R}^{...}``)
+_IMPLIED_SHAPE = re.compile(r"((?:\(\s*[^()$]{1,40}?\\times[^()$]{1,40}?\)\s*){2,4})\\Rightarrow\s*"
+                            r"((?:[A-Za-z][\w'^{}\\]{0,20}\s*\\in\s*)?)\\mathbb\{R\}\s*\^\s*\{([^{}]{1,40})\}")
+
+
+def _implied_shape(m: re.Match[str]) -> str:
+    """The implication written as an equation of shapes, then the statement after it (a separate chain)."""
+    equation = f"{m.group(1)} = {m.group(3)}"
+    return f"{equation} \\Rightarrow {m.group(2)}\\mathbb{{R}}^{{{m.group(3)}}}" if m.group(2) else equation
+
+
 def chains(tex: str) -> list[Chain]:
     r"""Every relation chain of one formula (see the module docstring); never raises.
 
@@ -182,6 +194,8 @@ def chains(tex: str) -> list[Chain]:
     text = normalise(tex)
     if not text.strip():
         return []
+    if "Rightarrow" in text:
+        text = _IMPLIED_SHAPE.sub(_implied_shape, text)
     newlines = [k for k, ch in enumerate(text) if ch == "\n"]
 
     def row_of(pos: int) -> int:

@@ -47,6 +47,35 @@ def _size(doc: DocumentModel, e: Any) -> Any:
     return simplify(as_sympy(e).xreplace(repl).subs(D.definitions))
 
 
+def _in_letters(doc: DocumentModel, subject: str, shape_tex: tuple[str, str]) -> Verdict3 | None:
+    """A shape written in the letters of sizes only (``QK^T`` is ``n \times n``) is a statement for every size:
+    where the sizes in force and the matrices in force disagree (a size restated for another configuration after a
+    small example's matrices), it holds if the model of symbolic sizes gives the subject that shape (``correct``,
+    proven); None when a size is written in digits or the general model does not give it."""
+    if any(re.search(r"\d", t) for t in shape_tex):
+        return None
+    from ..parse import read_expression
+    from .model import _generic_table, canonical_tex, generic_model
+
+    G = generic_model(*doc.variant())
+    sizes = {"n": G.dims.n, "d_model": G.dims.d_model, "h": G.dims.h, "d_k": G.dims.d_k, "d_v": G.dims.d_v}
+    try:
+        general = read_expression(canonical_tex(subject, doc.zero_based), _generic_table(*doc.variant()), strict=False)
+        stated = [as_sympy(read_expression(canonical_tex(t, doc.zero_based), _generic_table(*doc.variant()),
+                                           strict=False)) for t in shape_tex]
+    except (MHASymbolicError, ValueError, TypeError):
+        return None
+    if not hasattr(general, "shape") or any(dim_name(str(x)) not in sizes for e in stated for x in e.free_symbols):
+        return None
+    stated = [simplify(e.xreplace({x: sizes[dim_name(str(x)) or ""] for x in e.free_symbols}).subs(G.dims.definitions))
+              for e in stated]
+    shape = [simplify(as_sympy(x).subs(G.dims.definitions)) for x in general.shape]
+    if any(simplify(a - b) != 0 for a, b in zip(shape, stated, strict=True)):
+        return None
+    return ("correct", f"{subject.strip()} is {shape_tex[0]} x {shape_tex[1]} for every size, by the model's shape "
+            "rules (the sizes in force here are not those of the matrices in force)", None, "proven")
+
+
 def _contradiction(subject: Any, message: str, got: str) -> tuple[str, str, str | None, str]:
     """A stated shape the model does not give: ``wrong`` for a computed matrix; ``inconsistent`` for an
     input (X or a weight), whose shape the document's own sizes and givens already fix."""
@@ -188,6 +217,9 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             continue
         if not b.free_symbols and not a.free_symbols:
             if a != b:
+                general = _in_letters(doc, tex[where], shape_tex)
+                if general is not None:
+                    return general
                 return _contradiction(subject, f"{tex[where]} is {got}, not {said}", got)
             continue
         given = {x: _scalar(doc.definitions.get(str(x))) for x in b.free_symbols if dim_name(str(x)) is None}

@@ -41,7 +41,7 @@ from typing import Any
 
 from .balls import MIN_PLACES
 
-__all__ = ["softmax_rows", "judge_softmax_table", "softmax_calls"]
+__all__ = ["exponential_weights", "softmax_rows", "judge_softmax_table", "softmax_calls"]
 
 #: headers of a column of scores (the softmax's input) and of weights, in the documents' languages
 _SCORES = re.compile(r"score|logit|punktzahl|puntuaci|pontua|punteggio|^\$?\s*[sz]_?\{?[ij]?\}?\s*\$?$|q\s*[·.⋅]\s*k"
@@ -194,9 +194,59 @@ _CALL = re.compile(r"\bsoftmax\s*\(\s*(?:" + _LIST + r"|(-?\d+(?:\.\d+)?(?:\s*,\
                    r"(?:→|->|=|≈|~|\\approx)\s*" + _LIST, re.I)
 
 
+#: an exponential and the value written for it: ``$e^{3\sqrt{2}} \approx 69.5914$``, ``e^{0.5} ≈ 1.6487``
+_EXPONENTIAL = re.compile(r"(?<![A-Za-z\\])e\s*\^\s*(?:\{(?:[^{}]|\{[^{}]*\})*\}|-?\d+(?:\.\d+)?)\s*\$?\s*"
+                          r"(?:\\approx|≈|=)\s*\$?\s*(\d+\.\d+)")
+#: a bracketed row of numbers written after them: ``(0.0454,\ 0.7679,\ 0.1867)``
+_ROW = re.compile(r"[(\[]\s*(\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)+)\s*[)\]]")
+
+
+def exponential_weights(text: str) -> list[tuple[str, str, str | None]]:
+    r"""The weights a line writes after the exponentials it computed (``e^{1/\sqrt{2}} \approx 2.0281``, ``e^{5/\sqrt
+    {2}} \approx 34.3133``, sum ..., weights ``(0.0558, 0.9442, 0)``): each is its exponential over their sum, in
+    the order written, a masked key a weight written as a bare ``0``.  The exponentials are taken as written, each
+    standing for the interval it rounds; the verdict is one for the row.  ``[]`` when the line writes no such row
+    (not one row after them, entries not a distribution, other than one nonzero weight per exponential).
+
+    >>> exponential_weights(r"$e^{0.5} \approx 1.6487$, $e^{1} \approx 2.7183$, sum 4.3670, weights (0.3775, 0.6225)")
+    [('correct', 'each weight is its exponential over their sum (at the decimals written)', None)]
+    >>> exponential_weights(r"$e^{0.5} \approx 1.6487$, $e^{1} \approx 2.7183$, weights $(0.6225, 0.3775, 0)$")[0][0]
+    'wrong'
+    """
+    text = re.sub(r"\\[,;:! ]|\\quad|~", " ", text)
+    found = list(_EXPONENTIAL.finditer(text))
+    rows = list(_ROW.finditer(text, found[-1].end())) if found else []
+    if len(found) < 2 or len(rows) != 1:
+        return []
+    words = re.split(r"\s*,\s*", rows[0].group(1).strip())
+    shown = [w for w in words if w != "0"]
+    if len(shown) != len(found) or len(words) > 2 * len(found) + 2:
+        return []
+    weights = [(float(w), len(w.split(".")[1]) if "." in w else 0) for w in shown]
+    slack = sum(0.5 * 10.0 ** -p for _, p in weights)
+    if any(not 0 <= w <= 1 for w, _ in weights) or abs(sum(w for w, _ in weights) - 1) > slack + 1e-9:
+        return []
+    scores = []
+    for m in found:  # ln of the value as written, and the radius of the interval it rounds
+        value, half = float(m.group(1)), 0.5 * 10.0 ** -len(m.group(1).split(".")[1])
+        if value - half <= 0:
+            return []
+        scores.append((math.log(value), math.log(value) - math.log(value - half)))
+    for i, (w, places) in enumerate(weights):
+        lo, hi = _bounds(scores, i)
+        half = 0.5 * 10.0 ** -places
+        if not (lo - 1e-12 <= w + half and w - half <= hi + 1e-12):
+            exact = ", ".join(f"{_bounds([(s, 0.0) for s, _ in scores], k)[0]:.{p}f}" for k, (_, p) in
+                              enumerate(weights))
+            return [("wrong", f"each weight is its exponential over their sum: ({exact}), not ({', '.join(shown)})",
+                     f"({exact})")]
+    return [("correct", "each weight is its exponential over their sum (at the decimals written)", None)]
+
+
 def softmax_calls(text: str) -> list[tuple[str, str, str | None]]:
-    """A verdict per ``softmax([scores]) → [weights]`` written in a line of plain text or code."""
-    out: list[tuple[str, str, str | None]] = []
+    """A verdict per ``softmax([scores]) → [weights]`` written in a line of plain text or code, and on the weights a
+    line writes after the exponentials it computed (:func:`exponential_weights`)."""
+    out: list[tuple[str, str, str | None]] = exponential_weights(text)
     for m in _CALL.finditer(text.replace("−", "-")):
         scores, weights = (re.split(r"\s*,\s*", g.strip()) for g in (m.group(1) or m.group(2), m.group(3)))
         if len(scores) != len(weights):

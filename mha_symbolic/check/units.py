@@ -117,6 +117,12 @@ def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str], layer
         return None
     if not any(_UNIT.match(t.strip()) for t in sides):
         return None
+    label = _UNIT.match(sides[0].strip())
+    if label and not label.group("amount").strip() and re.search(r"(?<!\\)\b[A-Za-z]", sides[1]):
+        # "\text{bytes} = 2 \cdot L \cdot h_{kv} \cdots": the name of what a formula of sizes counts, not one byte
+        sides, ops = sides[1:], ops[1:]
+        if len(sides) < 2:
+            return None
     read = [_side(t, names, layers) for t in sides]
     start = next((k for k, r in enumerate(read) if r is not None), len(read))
     if 0 < start <= len(read) - 2 and all(r is not None for r in read[start:]):
@@ -138,7 +144,8 @@ def judge_amounts(names: dict[str, Any], sides: list[str], ops: list[str], layer
     for k, op in enumerate(ops):
         (a, _), (b, _) = parsed[k], parsed[k + 1]
         pa, pb = _places(sides[k]), _places(sides[k + 1])
-        pairs = [(fa, fb) for fa in readings(k, k + 1) for fb in readings(k + 1, k)]
+        pairs = [(fa, fb) for fa in readings(k, k + 1) for fb in readings(k + 1, k)
+                 if fa == fb or 1 in (fa, fb) or units[k] != units[k + 1]]  # one unit, one reading on both sides
         if any(_agree(a * fa / fb, b, pb, op) or _agree(b * fb / fa, a, pa, op) for fa, fb in pairs):
             continue
         fa, fb = min(pairs, key=lambda f: abs(a * f[0] / f[1] - b) / (abs(b) + 1))  # the closest reading
