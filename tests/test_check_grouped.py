@@ -302,3 +302,23 @@ def test_a_ratio_to_the_model_itself_and_one_under_a_heading_on_the_cache():
     for factor, status in (("32", "correct"), ("8", "wrong")):  # no "cache" in the sentence: its heading says it
         assert [f.status for f in check_text(doc.replace("{factor}", factor), isolate=False).findings
                 if f.line == 7] == [status]
+
+
+BATCH = """# Serving
+
+The model has 32 layers, $h = 32$ heads of width $d_k = 128$, $g = 8$ key/value heads, and the cache is stored in fp16.
+
+SENTENCE
+"""
+
+
+@pytest.mark.parametrize("sentence, status", [
+    ("A batch of 32 sequences of 4,096 tokens needs 16 GiB for the cache alone, more than the 13 GiB of a 7B model.",
+     "correct"),
+    ("A batch of 32 sequences of 4,096 tokens needs 12 GiB for the cache alone.", "wrong"),
+    ("A batch of 32 sequences of 4,096 tokens needs 12 GiB for the cache alone, more than the 13 GiB of a 7B model.",
+     "unchecked"),  # two amounts, neither the cache: which one is claimed is not read
+    ("A batch of sequences of 4,096 tokens needs 12 GiB for the cache alone.", "unchecked")])
+def test_a_batch_multiplies_the_cache_of_one_sequence(sentence, status):
+    found = {f.status for f in check_text(BATCH.replace("SENTENCE", sentence), isolate=False).findings if f.line == 5}
+    assert found & {"wrong", "correct"} == ({status} if status != "unchecked" else set())

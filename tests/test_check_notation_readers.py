@@ -235,3 +235,54 @@ def test_a_comment_multiplying_shapes_whose_inner_sizes_differ():
            "# (4, 3) @ (2, 4) -> (4, 4)\n```\n")
     found = [f for f in check_text(doc, isolate=False).findings if f.line == 5]
     assert [f.status for f in found] == ["wrong"] and "cannot be multiplied" in found[0].message
+
+
+VARIANT_TABLE = """# KV cache
+
+| Setting | MHA | GQA-8 | MQA |
+|---|---|---|---|
+| layers | 32 | 32 | 32 |
+| query heads `h` | 32 | 32 | 32 |
+| head dimension `d_head` | 128 | 128 | 128 |
+| cache dtype | fp16 (2 bytes) | fp16 (2 bytes) | fp16 (2 bytes) |
+
+| Context | MHA | GQA-8 | MQA |
+|---|---|---|---|
+| 2,048 tokens | 1,073,741,824 B = 1 GiB | 268,435,456 B = 256 MiB | 33,554,432 B = 32 MiB |
+| 32,768 tokens | 17,179,869,184 B = 16 GiB | 4,294,967,296 B = 4 GiB | MQA_CELL |
+"""
+
+
+@pytest.mark.parametrize("cell, status", [("536,870,912 B = 512 MiB", "correct"),
+                                          ("268,435,456 B = 256 MiB", "wrong"), ("536,870,912 B = 256 MiB", "wrong")])
+def test_a_table_whose_columns_are_variants_holds_each_variants_cache_for_its_rows_tokens(cell, status):
+    """Each cell is 2 g d_k values per token and layer (g = h, 8, 1), the layers and the data type of the settings
+    table, times the row's tokens: a column that is a ratio of another in two rows is not enough to judge it."""
+    found = check_text(VARIANT_TABLE.replace("MQA_CELL", cell), isolate=False).findings
+    assert "wrong" not in {f.status for f in found if f.line == 12}
+    assert status in {f.status for f in found if f.line == 13}
+    assert ("wrong" in {f.status for f in found if f.line == 13}) == (status == "wrong")
+
+
+NAMED_ROW = """# Scores
+
+$$S = \\begin{bmatrix} 2 & 1 \\\\ 1 & 3 \\end{bmatrix}$$
+
+- Row 2 of $S/\\sqrt{2}$: $[ROW]$
+"""
+
+
+@pytest.mark.parametrize("row, status", [("0.7071,\\ 2.1213", "correct"), ("0.7071,\\ 2.1231", "wrong"),
+                                         ("1.4142,\\ 0.7071", "wrong")])
+def test_a_row_of_a_matrix_named_in_math_is_that_row_of_its_value(row, status):
+    found = [f.status for f in check_text(NAMED_ROW.replace("ROW", row), isolate=False).findings if f.line == 5]
+    assert found == [status]
+
+
+@pytest.mark.parametrize("implied, status", [("\\mathbb{R}^{512 \\times 128}", "correct"),
+                                             ("\\mathbb{R}^{512 \\times 64}", "wrong"),
+                                             ("S \\in \\mathbb{R}^{128 \\times 512}", "wrong")])
+def test_a_product_of_shapes_implies_the_shape_written_after_it(implied, status):
+    text = f"# Shapes\n\n- Scores: $(512 \\times 64)(64 \\times 128) \\Rightarrow {implied}$\n"
+    found = [f for f in check_text(text, isolate=False).findings if f.line == 3]
+    assert [f.status for f in found if f.latex.startswith("(512")] == [status]

@@ -226,10 +226,13 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "", ratios_on
     if last and (re.search(r"\bbudget\b", s, re.I) or 0 <= last[-1].start() < question):
         return [("unchecked", "a question or a budget, not a stated cache size", None, "")]
     batch = doc.memory.get("batch_name")  # "$B$ | batch size | 8" in a table: "at $B = 8$" is a batch
-    if last and (re.search(r"\bbatch\b", s + " " + context, re.I) or batch and re.search(
+    sequences = _BATCH.search(s)  # "a batch of 32 sequences of 4,096 tokens": 32 times the cache of one
+    if sequences and int(next(x for x in sequences.groups() if x)) < 2:
+        sequences = None  # "batch 1": said of a setting, not a multiplier the sentence computes with
+    if last and not sequences and (re.search(r"\bbatch\b", s + " " + context, re.I) or batch and re.search(
             rf"(?<![A-Za-z_\\]){re.escape(batch)}\s*=\s*\d+", s)):
-        return [("unchecked", "a cache for a batch of sequences: the batch size times the cache per sequence is not "
-                 "read", None, "")]
+        return [("unchecked", "a cache said of a batch of sequences, with no batch of two or more that the sentence "
+                 "computes with: the batch size times the cache per sequence is not read", None, "")]
     if variant is not None:  # "With MQA (a single KV head) it would be 16 KiB": that variant's cache
         M = _as_variant(M, variant)
     elif amount and about_mha(s, amount.start()) and not re.search(r"\btimes\b|\bfactor\b", s, re.I):
@@ -239,20 +242,37 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "", ratios_on
     ratios = _ratios(doc, own, M, s) or []  # "GQA needs a quarter of the MHA cache", "MQA is one eighth of GQA"
     if ratios and not _AMOUNT.search(s) or ratios_only:
         return ratios
-    return ratios + _cache_amount(doc, M, s, per_token, rule)  # and the amount the sentence states with it
+    batch = int(next(x for x in sequences.groups() if x)) if sequences else 1
+    stated = _cache_amount(doc, M, s, per_token, rule, batch)  # and the amount the sentence states with it
+    return ratios + [(v[0], v[1] + (f" (for a batch of {batch} sequences)" if batch > 1 else ""), *v[2:])
+                     for v in stated]
 
 
-def _cache_amount(doc: DocumentModel, M: Any, s: str, per_token: Any, rule: str) -> list[Verdict3]:
-    """The verdict on the amount a sentence states of the KV cache of ``M`` (see :func:`judge_cache`)."""
+#: the sequences of a batch a sentence states: "a batch of 32 sequences", "batch size 16", "for 8 sequences"
+_BATCH = re.compile(r"\bbatch(?:\s+size)?\s+(?:of\s+)?(\d{1,4})\b|\b(\d{1,4})\s+(?:concurrent\s+)?sequences\b", re.I)
+
+
+def _cache_amount(doc: DocumentModel, M: Any, s: str, per_token: Any, rule: str, batch: int = 1) -> list[Verdict3]:
+    """The verdict on the amount a sentence states of the KV cache of ``M`` (see :func:`judge_cache`), for
+    ``batch`` sequences."""
     if getattr(per_token, "free_symbols", None):
         return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
                  "fix", None, "")]
-    count = int(per_token)
     amounts = list(_AMOUNT.finditer(s))
     if not amounts:
         return []
+    if batch > 1 and len(amounts) > 1:  # "a batch of 32 ... needs 64 GiB, more than the 13 GiB of weights": the
+        # amount that is the cache
+        fits = [v[0] for a in amounts if (v := _one_amount(doc, s, a, int(per_token), rule, batch))
+                and v[0][0] == "correct"]
+        return fits[:1] or [("unchecked", "several amounts in a sentence on a batch, none of them its KV cache: "
+                             "which one the sentence gives as the cache is not read", None, "")]
+    return _one_amount(doc, s, amounts[-1], int(per_token), rule, batch)
+
+
+def _one_amount(doc: DocumentModel, s: str, m: re.Match[str], count: int, rule: str, batch: int) -> list[Verdict3]:
+    """The verdict on the amount ``m`` of the sentence as the KV cache of ``count`` values per token and layer."""
     tokens, layers, size, said = _multipliers(doc, s)
-    m = amounts[-1]
     unit = m.group(2)
     in_bytes = unit not in ("values", "value", "numbers", "elements", "entries", "scalars", "floats")
     if in_bytes and size is None:
@@ -261,7 +281,7 @@ def _cache_amount(doc: DocumentModel, M: Any, s: str, per_token: Any, rule: str)
     scales = [_UNITS[unit]] + ([2 ** 10 * {"KB": 1, "kB": 1, "MB": 2 ** 10, "GB": 2 ** 20}[unit]]
                                if unit in ("KB", "kB", "MB", "GB") else [])
     width = size if in_bytes and size is not None else 1
-    readings = [(count * t * L * width, t, L) for t in tokens for L in layers]
+    readings = [(count * t * L * width * batch, t, L) for t in tokens for L in layers]
     candidates = [r[0] for r in readings]
     for total, t, L in readings:
         if any(_agrees(total, m.group(1), scale) for scale in scales):

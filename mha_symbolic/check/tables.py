@@ -353,7 +353,7 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     if _by_own_formula(doc, rows, emit):
         return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column
-    if _amounts_table(doc, rows, emit):
+    if _amounts_table(doc, rows, emit) or _variant_columns(doc, rows, emit):
         return
     if _configurations(doc, rows, emit):
         return
@@ -709,6 +709,79 @@ def _amounts_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             emit(p, "correct", "a configuration of its own (binds nothing outside its row): " + "; ".join(checks),
                  None, "number", "computed")
     return True
+
+
+#: an amount of memory in a cell: ``1,073,741,824 B``, ``1 GiB``, ``512.00 MiB``
+_CELL_AMOUNT = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB)"
+                          r"(?![\w/])")
+#: the context a row counts: ``2,048 tokens``
+_ROW_TOKENS = re.compile(r"^\W*(\d{1,3}(?:,\d{3})+|\d+)\s*tokens?\W*$", re.I)
+
+
+def _variant_columns(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    """A table whose columns are variants of attention (``| Context | MHA | GQA-8 | MQA |``) and whose rows are
+    contexts (``2,048 tokens``): each cell is that variant's KV cache for the row's tokens, every layer, at the bytes
+    per value the document states -- ``2 g d_k`` values per token and layer (``g = h`` for MHA, 1 for MQA), the
+    document's sizes, layers and data type.  Every amount a cell writes (``268,435,456 B = 256 MiB``) is compared at
+    its written precision (KB, MB, GB as powers of 1000 or 1024).  One verdict per row; True when the table is one
+    and the document fixes all it needs (else nothing is said)."""
+    from ..proofs.counts import kv_cache_per_token
+    from .counts import _as_variant, _variant_heads
+    from .prose import variants
+    from .units import _BINARY, _DECIMAL
+
+    cols = [c.strip() for c in rows[0].columns]
+    named = {j: [v for _, v in variants(re.sub(r"[`$*]", "", c))] for j, c in enumerate(cols)}
+    columns = {j: v[0] for j, v in named.items() if len(v) == 1 and
+               re.fullmatch(r"\W*" + re.escape(v[0].text) + r"\W*", re.sub(r"[`$*]", "", cols[j]))}
+    if len(columns) < 2:
+        return False
+    from .counts import remember
+
+    for p in rows:  # a table of settings by variant: the layers and the data type every variant shares
+        cells = [c.strip() for c in p.text.split(" | ")]
+        if len(cells) == len(cols) and len({cells[j] for j in columns}) == 1:
+            shared = cells[next(iter(columns))]
+            size, number = _column_size(re.sub(r"`", "", cells[0])), _cell_number(shared)
+            if size == "layers" and number:
+                doc.memory["layers"] = number
+            elif size in ("h", "d_k", "d_model") and number and size not in doc.known_dims():
+                doc.bind_dim(size, number)  # "query heads | 32 | 32 | 32": a size of every variant
+            remember(doc, shared)  # "fp16 (2 bytes)"
+    layers, size = doc.memory.get("layers"), doc.memory.get("bytes")
+    if not layers or not size or re.search(r"\bbatch", " ".join(cols), re.I):
+        return False
+    per_token = {}
+    for j, v in columns.items():
+        heads = _variant_heads(v)
+        count = kv_cache_per_token(doc.model() if heads is None else _as_variant(doc.model(), heads))
+        if getattr(count, "free_symbols", None):
+            return False
+        per_token[j] = int(count) * layers * size
+    judged = False
+    for p in rows:
+        cells = [c.strip() for c in p.text.split(" | ")]
+        tokens = _ROW_TOKENS.match(re.sub(r"[`$*]", "", cells[0])) if len(cells) == len(cols) else None
+        if tokens is None:
+            continue
+        n = int(tokens.group(1).replace(",", ""))
+        bad, checks = None, []
+        for j, each in per_token.items():
+            for m in _CELL_AMOUNT.finditer(cells[j]):
+                value, unit = Fraction(m.group(1).replace(",", "")), m.group(2)
+                half = Fraction(1, 2 * 10 ** (len(m.group(1).split(".")[1]) if "." in m.group(1) else 0))
+                factors = [1] if unit in ("bytes", "B") else [_BINARY[unit]] if unit in _BINARY else \
+                    [1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit]]
+                checks.append(cols[j])
+                if bad is None and not any(abs(Fraction(each * n, f) - value) <= half for f in factors):
+                    bad = (f"{cols[j]} caches {each} bytes per token ({layers} layers at {size} bytes per value); "
+                           f"{n} tokens are {each * n} bytes, not {m.group(0)}")
+        if checks:
+            judged = True
+            emit(p, "wrong" if bad else "correct", bad or "each variant's KV cache for the row's tokens: "
+                 f"{', '.join(f'{cols[j]} {per_token[j]} bytes per token' for j in per_token)}", None, "number",
+                 "computed")
+    return judged
 
 
 def _by_own_formula(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
