@@ -330,6 +330,8 @@ def test_full_width_punctuation_ends_a_word():
     ("S has rank at most 64, so it cannot be full rank.", [("rank", "S", "le", "64"), ("rank", "S", "lt", "full")]),
     ("Here $QK^\\top$ can be full rank.", [("rank", "QK^T", "can", "full")]),
     ("It cannot be full rank.", []),  # no matrix before it in the sentence: nothing to say
+    ("$W_K^{(i)\\top} W_Q^{(i)}$ is $d \\times d$, so its rank is at most $d_k$.",
+     [("shape", "W_K^(i)ᵀ W_Q^(i)", ("d", "d")), ("rank", "W_K^(i)ᵀ W_Q^(i)", "le", "d_k")]),
 ])
 def test_a_rank_claim_in_other_languages_and_after_a_shape(sentence, expected):
     assert statements(sentence) == expected

@@ -286,3 +286,26 @@ def test_a_product_of_shapes_implies_the_shape_written_after_it(implied, status)
     text = f"# Shapes\n\n- Scores: $(512 \\times 64)(64 \\times 128) \\Rightarrow {implied}$\n"
     found = [f for f in check_text(text, isolate=False).findings if f.line == 3]
     assert [f.status for f in found if f.latex.startswith("(512")] == [status]
+
+
+@pytest.mark.parametrize("line, expected", [("- `W_o`: 768² = 589,824", ["correct"]),
+                                            ("- `W_o`: 768² = 589,842", ["wrong"]), ("Figure 2 = 4", [])])
+def test_a_power_written_in_prose_is_a_computation(line, expected):
+    assert [v[0] for v in judge_prose_amounts(line)] == expected
+
+
+@pytest.mark.parametrize("total, status", [("528", "correct"), ("582", "wrong")])
+def test_an_underbrace_is_the_term_it_labels(total, status):
+    text = ("# FLOPs\n\nWith $d = 4$ and $n = 3$:\n\n$$\\text{FLOPs} = \\underbrace{3 \\cdot 2 d^2 n}_{Q,K,V} + "
+            "\\underbrace{4 d n^2}_{\\text{scores}, AV} + \\overbrace{2 d^2 n}^{W_O} = TOTAL$$\n")
+    text = text.replace("TOTAL", total)
+    assert [f.status for f in check_text(text, isolate=False).findings if f.line == 5] == [status]
+
+
+@pytest.mark.parametrize("weights, status", [("0.6698,\\ 0.3302", "correct"), ("0.7311,\\ 0.2689", "wrong")])
+def test_the_softmax_of_the_row_the_line_before_states(weights, status):
+    text = NAMED_ROW.replace("Row 2", "Row 1").replace("ROW", "1.4142,\\ 0.7071") + \
+        f"- Softmax of row 1: $[{weights}]$\n"
+    assert [f.status for f in check_text(text, isolate=False).findings if f.line == 6] == [status]
+    other = text.replace("Softmax of row 1", "Softmax of row 2")  # another row than the one stated: not judged
+    assert [f.status for f in check_text(other, isolate=False).findings if f.line == 6] == []

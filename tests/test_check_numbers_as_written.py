@@ -208,3 +208,59 @@ def test_an_entry_written_as_arithmetic_on_numbers_is_the_last_number_and_its_ar
 def test_an_entry_whose_arithmetic_is_wrong_is_wrong_even_where_its_value_agrees():
     text = ENTRY.replace("0.1867 \\cdot 1", "0.1867 \\cdot 2").replace("VALUE", "1.8133")
     assert [f.status for f in check_text(text, isolate=False).findings if f.line == 5] == ["wrong"]
+
+
+@pytest.mark.parametrize("line, expected", [
+    # the exponentials as written, each the interval it rounds: at one decimal, 0.2703 (1.0 / 3.7) and the exact
+    # 0.2689 both hold, 0.2900 does not
+    (r"$e^{0} \approx 1.0$, $e^{1} \approx 2.7$, weights $(0.2703, 0.7297)$", "correct"),
+    (r"$e^{0} \approx 1.0$, $e^{1} \approx 2.7$, weights $(0.2689, 0.7311)$", "correct"),
+    (r"$e^{0} \approx 1.0$, $e^{1} \approx 2.7$, weights $(0.2900, 0.7100)$", "wrong"),
+    # at four decimals a weight one unit off its interval is wrong, one within the rounding is not
+    (r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, weights $(0.2690, 0.7310)$", "correct"),
+    (r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, weights $(0.2691, 0.7309)$", "wrong"),
+    (r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, weights $(0.2689, 0, 0.7311)$", "correct"),  # a masked key
+])
+def test_weights_after_exponentials_at_the_precision_each_is_written(line, expected):
+    from mha_symbolic.check.softmax_tables import exponential_weights
+
+    assert [v[0] for v in exponential_weights(line)] == [expected]
+
+
+@pytest.mark.parametrize("line", [
+    r"weights $(0.2689, 0.7311)$ from $e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$",  # the row before them
+    r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$: $(0.2689, 0.7311)$ and $(0.5, 0.5)$",  # two rows
+    r"$e^{1} \approx 2.7183$ alone, weights $(1.0)$",  # one exponential
+    r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, scores $(1.2, 3.4)$",  # not a distribution
+    r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, weights $(0.2689, 0.7311, 0, 0, 0, 0, 0)$",  # mostly zeros
+    r"$e^{0} \approx 1.0000$, $e^{-20} \approx 0.0000$, weights $(1.0000, 0.0000)$",  # an exponential written 0
+    r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, $e^{2} \approx 7.3891$, weights $(0.2689, 0.7311)$",
+])
+def test_no_row_of_weights_after_exponentials_is_no_verdict(line):
+    from mha_symbolic.check.softmax_tables import exponential_weights
+
+    assert exponential_weights(line) == []
+
+
+def test_the_verdict_on_weights_after_exponentials_names_the_computed_row():
+    from mha_symbolic.check.softmax_tables import exponential_weights
+
+    [(status, message, expected)] = exponential_weights(
+        r"$e^{0} \approx 1.0000$, $e^{1} \approx 2.7183$, weights $(0.2691, 0.7309)$")
+    assert (status, expected) == ("wrong", "(0.2689, 0.7311)")
+    assert message == "each weight is its exponential over their sum: (0.2689, 0.7311), not (0.2691, 0.7309)"
+    [(status, message, expected)] = exponential_weights(
+        r"$e^{0} \approx\quad 1.0000$, $e^{1} \approx 2.7183$, weights $(0.2689, 0, 0, 0.7311, 0, 0)$")
+    assert (status, message, expected) == (
+        "correct", "each weight is its exponential over their sum (at the decimals written)", None)
+
+
+@pytest.mark.parametrize("line, expected", [
+    (r"$e^{10} \approx 22026.4658$, $e^{-10} \approx 0.0000454$, weights $(1.0000, 0.0000)$", ["correct"]),
+    (r"$e^{0} \approx 1.0$, $e^{0} \approx 1.0$, weights $(0.52, 0.50)$", []),  # sums to 1.02: not one row
+    (r"$e^{0} \approx 1.0$, $e^{0} \approx 1.0$, weights $(0.50, 0, 0.50, 0)$", ["correct"]),
+])
+def test_weights_at_the_ends_of_the_unit_interval_and_sums_off_one(line, expected):
+    from mha_symbolic.check.softmax_tables import exponential_weights
+
+    assert [v[0] for v in exponential_weights(line)] == expected

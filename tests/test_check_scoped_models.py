@@ -459,3 +459,12 @@ def test_a_letter_given_a_formula_of_sizes_is_its_value_and_one_given_numbers_ta
     assert [f.status for f in found if f.line == 3 and f.latex.strip() == f"\\tau = {tau}"] == [status]
     assert not {f.status for f in found if f.line > 3} & {"wrong", "inconsistent"}  # z and p take cases
     assert any(f.status == "given" and "\\mu_q = \\mu_k" in f.message for f in found if f.line == 7)
+
+
+def test_letters_given_a_case_again_together_or_greek_are_cases_not_contradictions():
+    text = ("# Means\n\nTake $\\mu_q = \\mu_k = 0.5$ and $b = 2$.\n\n"
+            "With $\\mu_q = \\mu_k = 0$ instead, $\\mu_q = 0$ and $b = 4$, the mean vanishes.\n")
+    found = [f for f in check_text(text, isolate=False).findings if f.line == 5]
+    assert [f.status for f in found] == ["given"] * 3  # no contradiction, and a value restated is no claim
+    assert "another case" in found[0].message and found[1].message.startswith("restates \\mu_q = 0") and \
+        "another case" in found[2].message

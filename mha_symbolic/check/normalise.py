@@ -120,6 +120,34 @@ def _matching_char(text: str, k: int) -> int | None:
     return None
 
 
+def _group_end(text: str, at: int) -> int:
+    """The index after the balanced ``{...}`` group that starts at ``at`` (or after the one token there)."""
+    if text[at:at + 1] != "{":
+        token = re.match(r"\\[A-Za-z]+|.", text[at:], re.S)
+        return at + (len(token.group(0)) if token else 0)
+    depth = 0
+    for k in range(at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[k], 0)
+        if depth == 0:
+            return k + 1
+    return len(text)
+
+
+def _braced(text: str) -> str:
+    r"""``\underbrace{3 \cdot 2 d^2 n}_{Q,K,V}`` (or ``\overbrace{...}^{...}``) as the bracketed term it labels,
+    ``(3 \cdot 2 d^2 n)``: the label is a caption, not a factor."""
+    out, at = [], 0
+    for m in re.finditer(r"\\(?:underbrace|overbrace)\s*(?=\{)", text):
+        if m.start() < at:
+            continue
+        end = _group_end(text, m.end())
+        label = re.match(r"\s*[_^]\s*", text[end:])
+        after = _group_end(text, end + label.end()) if label else end
+        out += [text[at:m.start()], "(", _braced(text[m.end() + 1:end - 1]), ")"]
+        at = after
+    return "".join(out) + text[at:]
+
+
 def normalise(tex: str) -> str:
     r"""Unicode math to LaTeX and layout-only commands removed; newlines are kept (rows stay rows).
 
@@ -135,6 +163,8 @@ def normalise(tex: str) -> str:
     'W_Q^i \\in \\mathbb{R}^{d\\times d_k}'
     >>> normalise(r"\left.\frac{a}{b}\,\right|_{x} \displaystyle\sum")
     '\\frac{a}{b}\\right|_{x} \\sum'
+    >>> normalise(r"\underbrace{3 \cdot 2 d^2 n}_{Q,K,V} + \overbrace{2 d^2 n}^{W_O}")
+    '(3 \\cdot 2 d^2 n) + (2 d^2 n)'
     """
     t = str(tex)
     t = re.sub(r"\^\s*\{\s*⊤\s*\}|\^\s*⊤|⊤", "^T", t)
@@ -144,6 +174,8 @@ def normalise(tex: str) -> str:
     t = re.sub(r"(?<=[A-Za-z0-9}\)'])_([a-z]{2,}[0-9]*|[A-Z][0-9]+|[0-9]{2,})(?![A-Za-z0-9])", r"_{\1}", t)
     t = re.sub(r"(?<=[A-Za-z0-9}\)])\^(-?[0-9]+\.[0-9]+|-?[0-9]{2,}|-[0-9])(?![0-9.])", r"^{\1}", t)  # e^-0.6
     t = _sqrt(t)
+    if "brace" in t:
+        t = _braced(t)
     t = _LAYOUT.sub(_layout, t)
     t = re.sub(r"(\\in\s*)R(?=\s*\^)", r"\1\\mathbb{R}", t)  # X ∈ R^{d×n} in plain text: the reals
     return _TRANSPOSE.sub("^T", t)

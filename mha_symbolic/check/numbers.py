@@ -140,6 +140,13 @@ def _setting(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str
     renamed = _named_again(doc, sides, tex, values)
     if renamed is not None:
         return renamed
+    keys = [_letter_key(t) for t in tex[:-1]]
+    if len(sides) > 2 and all(op == "eq" for op in ops) and literal_value(tex[-1]) and \
+            all(k in doc.letters for k in keys):
+        for k in keys:  # "With $\mu_q = \mu_k = 0$": letters that take cases, given another one together
+            doc.definitions[k] = values[-1]
+            doc.bound_in[k], doc.bound_line[k] = doc.paragraph, doc.line
+        return "given", f"{' = '.join(t.strip() for t in tex)}: another case of letters given values before", None, ""
     if len(sides) > 2 and tex[0].strip() in doc.letters and ops[0] == "eq" and all(v.is_number for v in values[1:]):
         # "$p = 1/(1 + e^{-1}) \approx 0.7311$" after p took another case: the chain gives the letter its value here
         doc.definitions[tex[0].strip()] = values[1]
@@ -222,12 +229,20 @@ def _unbind(doc: DocumentModel, bound: list[str], got: Any) -> Any:
     return got
 
 
+def _letter_key(tex: str) -> str:
+    r"""The name a letter as written is kept under (``\mu_{q}`` -> ``mu_q``)."""
+    return re.sub(r"[{}\s]", "", tex).lstrip("\\")
+
+
 def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: list[Any]) -> Verdict3 | None:
     """``$d_m = 768$`` (or ``$s = (1, 1, 3)$``) where an earlier paragraph gave the name another value: the name's
     value lives in its scope like a size's, so another scope gives it anew (another example); the same scope
     restating it with another value contradicts itself, naming the line.  Only a literal right side (a number, a
     tuple or matrix of numbers) gives a name anew; a computed one is a claim about the name's value."""
     name = tex[0].strip()
+    name = name if name in doc.definitions else _letter_key(name)  # \mu_q is kept as mu_q
+    if len(sides) == 2 and name in doc.letters and literal_value(tex[1]) and values[0] == values[1]:
+        return "given", f"restates {tex[0].strip()} = {tex[1].strip()} (line {doc.bound_line.get(name, '?')})", None, ""
     if len(sides) != 2 or name not in doc.definitions or not (literal_value(tex[1]) or name in doc.letters) or \
             not all(_numeric(v) for v in values) or values[0] == values[1] or \
             name not in doc.letters and _OWN_LETTER.fullmatch(name) and not _SIZE_NAME.fullmatch(name):
@@ -238,7 +253,9 @@ def _named_again(doc: DocumentModel, sides: list[Any], tex: list[str], values: l
     if name in doc.letters:  # "For $z = 8$ ... For $z = 1$": a letter of the document's own takes cases
         doc.definitions[name] = values[1]
         doc.bound_in[name], doc.bound_line[name] = doc.paragraph, doc.line
-        return "given", f"{name} = {values[1]}: another case of a letter given {was} on line {line}", None, ""
+        shown = f"{float(was):g}" if getattr(was, "is_Float", False) else was
+        return "given", f"{tex[0].strip()} = {tex[1].strip()}: another case of a letter given {shown} on line {line}", \
+            None, ""
     if scope[0] == doc.paragraph[0] and scope[1] in (0, doc.paragraph[1]):
         return ("inconsistent", f"{name} is {was} earlier in this paragraph (line {line})", str(was), "computed")
     doc.restart()  # another example: the sizes and values of the earlier one no longer apply

@@ -31,7 +31,13 @@ from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
 from .prose import LayerCount, count_said
 from .prose_amounts import judge_prose_amounts
-from .prose_claims import document_axes, judge_named_rows, judge_prose_claims, judge_weight_rows
+from .prose_claims import (
+    document_axes,
+    judge_named_rows,
+    judge_prose_claims,
+    judge_softmax_of_row,
+    judge_weight_rows,
+)
 from .report import Finding, Report
 from .sentences import prose_statement
 from .softmax_tables import softmax_calls
@@ -804,7 +810,8 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
                 emit(p.line, p.text, status, message, expected, "number", basis)
         # an axis of the softmax, a rank in words
         for status, message, expected, kind, basis in judge_prose_claims(here, p.text, p.clause) + \
-                judge_weight_rows(here, p.text, p.clause) + judge_named_rows(here, p.text):  # ... and a row of the
+                judge_weight_rows(here, p.text, p.clause) + judge_softmax_of_row(here, p.text) + \
+                judge_named_rows(here, p.text):  # ... and a row of the
             # weights ("row 2: (0.1, 0.9)"), a row of a matrix named in math ("row 1 of $S'$: [2, 1]")
             emit(p.line, p.text, status, message, expected, kind, basis)
         if calls:

@@ -87,6 +87,7 @@ def _plain(text: str) -> str:
                       (r"lt", "< "), (r"gt", "> "), (r"in", "∈ "), (r"cdot|times", "* "), (r"quad|qquad", ", "),
                       (r"left|right", "")):
         t = re.sub(r"\\(?:%s)(?![A-Za-z])\s*" % cmds, sym, t)
+    t = re.sub(r"\\(?:top|intercal)(?![A-Za-z])", "ᵀ", t)  # W_K^{(i)\top}: a transpose inside a superscript
     t = re.sub(r"([_^])\{([^{}\s]*)\}", r"\1\2", t)
     t = re.sub(r"\\_", "_", t)
     return re.sub(r"[ \t]+", " ", t)

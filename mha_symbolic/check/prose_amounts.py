@@ -145,8 +145,8 @@ def judge_prose_amounts(text: str) -> list[tuple[str, str, str | None, str]]:
     """Verdicts on the chains of one line of prose (see the module docstring)."""
     verdicts = []
     for sides, ops in prose_chains(text):
-        if not any(re.search(r"\\cdot|/|\+|-", s) for s in sides) and not any("text" in s for s in sides):
-            continue  # "item 3 = 4": no operation and no unit, a list or a label, not a computation
+        if not any(re.search(r"\\cdot|/|\+|-|\^", s) for s in sides) and not any("text" in s for s in sides):
+            continue  # "item 3 = 4": no operation and no unit, a list or a label, not a computation (768² is one)
         got = judge_amounts({}, sides, ops)
         if got is None:
             got = _plain(sides, ops)

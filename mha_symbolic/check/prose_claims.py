@@ -366,6 +366,7 @@ def judge_named_rows(doc: DocumentModel, text: str) -> list[Verdict]:
         if vector is None:
             continue
         words = re.split(r"\s*[,;]\s*|\s+", vector.group(1).strip())
+        doc.memory["stated_row"] = (doc.line, m.group(1), words)  # "Softmax of row 1: [...]" on the next line
         try:
             M = _value(doc, doc.read(m.group(2)))
         except (MHASymbolicError, ValueError, TypeError, KeyError, AttributeError):
@@ -383,6 +384,33 @@ def judge_named_rows(doc: DocumentModel, text: str) -> list[Verdict]:
         out.append(("correct", said, None, "number", "computed") if ok else
                    ("wrong", said, f"({shown})", "number", "computed"))
     return out
+
+
+def judge_softmax_of_row(doc: DocumentModel, text: str) -> list[Verdict]:
+    r"""``Softmax of row 1: [0.6698, 0.3302]`` on the line after ``Row 1 of $S'/\sqrt{2}$: [1.4142, 0.7071]``: the
+    softmax of the row the line before stated (as written, each entry the interval it rounds), a local computation;
+    nothing when the line before stated no row, or the line names another row or more than one vector."""
+    from .softmax_tables import softmax_rows
+
+    stated = doc.memory.get("stated_row")
+    said = re.search(r"\bsoftmax\b(?:\s+(?i:of)\s+(?i:row|it|this\s+row)\s*(\d+)?)?", text, re.I)
+    if stated is None or said is None or stated[0] != doc.line - 1 or said.group(1) not in (None, stated[1]):
+        return []
+    vectors = _VECTOR.findall(re.sub(r"\\[ ,;:!]|\\quad|\$", " ", text[said.end():]))
+    if len(vectors) != 1:
+        return []
+    weights = re.split(r"\s*[,;]\s*|\s+", vectors[0].strip())
+    if len(weights) != len(stated[2]):
+        return []
+    rows = softmax_rows(["score", "weight"], list(zip(stated[2], weights, strict=True)))
+    bad = [r for r in rows if r[0] == "wrong"]
+    if not rows:
+        return []
+    if bad:
+        return [("wrong", bad[0][1].replace("of the score column at row", "of the row the line before states, "
+                                             "entry"), bad[0][2], "number", "computed")]
+    return [("correct", "every weight is the softmax of the row the line before states (at the decimals written)",
+             None, "number", "computed")]
 
 
 def judge_weight_rows(doc: DocumentModel, text: str, clause: str = "") -> list[Verdict]:
