@@ -5,6 +5,8 @@ are read; ``assumed`` is said only of an input the document never names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mha_symbolic import check_text
@@ -468,3 +470,17 @@ def test_letters_given_a_case_again_together_or_greek_are_cases_not_contradictio
     assert [f.status for f in found] == ["given"] * 3  # no contradiction, and a value restated is no claim
     assert "another case" in found[0].message and found[1].message.startswith("restates \\mu_q = 0") and \
         "another case" in found[2].message
+
+
+REVIEWED = Path(__file__).parent / "data" / "review40"
+
+
+@pytest.mark.parametrize("name", ["vtab1", "vtab2", "vtab3", "batch1", "batch2", "batch3", "softrow", "softrow2",
+                                  "noun", "noun2", "rank1", "rank2", "expo"])
+def test_documents_a_reviewer_wrote_against_the_eleventh_sessions_readers_raise_no_false_alarm(name):
+    """Correct documents written to break this session's readers (a table of one layer's or a batch's caches, an
+    unnumbered GQA column, "a batch of 4,096 tokens", "the cache of each sequence", a softmax of a scaled row, "4 K",
+    "50 percent", "it" after a product, "could have full rank if", a row of scores after exponentials): each raised a
+    false alarm before its fix."""
+    found = check_text((REVIEWED / f"{name}.md").read_text(encoding="utf-8"), isolate=False).findings
+    assert not [f for f in found if f.status in ("wrong", "inconsistent")]

@@ -227,8 +227,8 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "", ratios_on
         return [("unchecked", "a question or a budget, not a stated cache size", None, "")]
     batch = doc.memory.get("batch_name")  # "$B$ | batch size | 8" in a table: "at $B = 8$" is a batch
     sequences = _BATCH.search(s)  # "a batch of 32 sequences of 4,096 tokens": 32 times the cache of one
-    if sequences and int(next(x for x in sequences.groups() if x)) < 2:
-        sequences = None  # "batch 1": said of a setting, not a multiplier the sentence computes with
+    if sequences and (int(next(x for x in sequences.groups() if x)) < 2 or _EACH_SEQUENCE.search(s)):
+        sequences = None  # "batch 1", "the cache of each sequence": not a multiplier the sentence computes with
     if last and not sequences and (re.search(r"\bbatch\b", s + " " + context, re.I) or batch and re.search(
             rf"(?<![A-Za-z_\\]){re.escape(batch)}\s*=\s*\d+", s)):
         return [("unchecked", "a cache said of a batch of sequences, with no batch of two or more that the sentence "
@@ -249,7 +249,11 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "", ratios_on
 
 
 #: the sequences of a batch a sentence states: "a batch of 32 sequences", "batch size 16", "for 8 sequences"
-_BATCH = re.compile(r"\bbatch(?:\s+size)?\s+(?:of\s+)?(\d{1,4})\b|\b(\d{1,4})\s+(?:concurrent\s+)?sequences\b", re.I)
+_BATCH = re.compile(r"\bbatch(?:\s+size)?\s+(?:of\s+)?(\d{1,4})\b(?![,.]\d|\s+tokens?\b)"
+                    r"|\b(\d{1,4})\s+(?:concurrent\s+)?sequences\b", re.I)
+#: an amount said of one sequence of a batch: "the cache of each sequence", "per sequence"
+_EACH_SEQUENCE = re.compile(r"\b(?:each|every|per|a\s+single|one)\s+(?:sequence|request|prompt)\b"
+                            r"|\b(?:each|every)\s+(?:one|of\s+them)\b", re.I)
 
 
 def _cache_amount(doc: DocumentModel, M: Any, s: str, per_token: Any, rule: str, batch: int = 1) -> list[Verdict3]:

@@ -205,8 +205,10 @@ def _judge(doc: DocumentModel, sides_tex: list[str], ops: list[str], text: str, 
 
 #: a word in text after a number that ends a side (``2 \text{ bytes}``, ``512\,\text{tokens}``): what the number
 #: counts, no factor of it (amounts of memory and work in their units are judged before, by .units)
-_COUNT_NOUN = re.compile(r"(?<=[\d}])(?:\\[,;:! ]|\\quad|~|\s)*\\(?:text|mathrm|textrm|mbox)\{\s*[^\W\d_]+"
-                         r"(?:[\s-][^\W\d_]+)?\s*\}\s*$")
+_COUNT_NOUN = re.compile(r"(?<=[\d}])(?:\\[,;:! ]|\\quad|~|\s)*\\(?:text|mathrm|textrm|mbox)\{\s*"
+                         r"(?!(?i:[kmgtb]|ki|mi|gi|ti|percent|per\s*cent|thousands?|millions?|billions?|trillions?|mil|"
+                         r"mille|millionen|milliarden|mrd|mio)(?![^\W\d_]))"  # a scale or a percent is no count
+                         r"[^\W\d_]+(?:[\s-][^\W\d_]+)?\s*\}\s*$")
 
 
 def _judge_read(doc: DocumentModel, sides: list[Any], sides_tex: list[str], ops: list[str]) -> tuple[str, Verdict3]:

@@ -600,8 +600,10 @@ class _Reader(Transformer):  # type: ignore[type-arg]
         out = [s for c in children if isinstance(c, list) for s in c]
         for k, (at, s) in enumerate(out):  # "... has rank at most 64, so it cannot be full rank": the matrix before
             if isinstance(s, RankClaim) and s.subject == "it":
-                before = [t.subject for _, t in out[:k] if isinstance(t, (RankClaim, ShapeClaim))]
-                out[k] = (at, replace(s, subject=before[-1] if before else ""))
+                before = [(a, t.subject) for a, t in out[:k] if isinstance(t, (RankClaim, ShapeClaim))]
+                whole = bool(before) and not re.search(r"[*·⋅×/+−-]\s*$|[\w})\]ᵀ]\s*$", self.sentence[:before[-1][0]])
+                out[k] = (at, replace(s, subject=before[-1][1] if whole else ""))  # (not the last factor of a product
+                # the grammar read as a subject: "S_1 = Q_1 K_1^T is 8 x 8, yet it ...")
         return [(at, s) for at, s in out if not isinstance(s, RankClaim) or s.subject]
 
     def hypothetical(self, children: list[Token]) -> bool:

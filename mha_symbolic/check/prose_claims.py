@@ -393,13 +393,16 @@ def judge_softmax_of_row(doc: DocumentModel, text: str) -> list[Verdict]:
     from .softmax_tables import softmax_rows
 
     stated = doc.memory.get("stated_row")
-    said = re.search(r"\bsoftmax\b(?:\s+(?i:of)\s+(?i:row|it|this\s+row)\s*(\d+)?)?", text, re.I)
+    plain = re.sub(r"\\[ ,;:!]|\\quad|\$", " ", text)
+    said = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*(?:\*\*)?(?:the\s+)?softmax\b(?:\s+(?i:of)\s+(?i:row|it|this\s+row)\s*"
+                    r"(\d+)?)?\s*(?:\*\*)?\s*(?::|=|→|->|≈|\\approx)?\s*", plain, re.I)
     if stated is None or said is None or stated[0] != doc.line - 1 or said.group(1) not in (None, stated[1]):
         return []
-    vectors = _VECTOR.findall(re.sub(r"\\[ ,;:!]|\\quad|\$", " ", text[said.end():]))
-    if len(vectors) != 1:
+    rest = plain[said.end():]
+    vector = _VECTOR.match(rest)  # right after the words: "softmax of row 1 (after scaling): ..." is another row
+    if vector is None or _VECTOR.search(rest, vector.end()):
         return []
-    weights = re.split(r"\s*[,;]\s*|\s+", vectors[0].strip())
+    weights = re.split(r"\s*[,;]\s*|\s+", vector.group(1).strip())
     if len(weights) != len(stated[2]):
         return []
     rows = softmax_rows(["score", "weight"], list(zip(stated[2], weights, strict=True)))

@@ -47,7 +47,7 @@ __all__ = ["exponential_weights", "softmax_rows", "judge_softmax_table", "softma
 _SCORES = re.compile(r"score|logit|punktzahl|puntuaci|pontua|punteggio|^\$?\s*[sz]_?\{?[ij]?\}?\s*\$?$|q\s*[·.⋅]\s*k"
                      r"|\\cdot|q\^?\{?T\}?\s*k|q_?i?\s*k", re.I)
 _SCALED = re.compile(r"scaled|skaliert|escalad|normalis|/\s*\\?sqrt|/\s*√|÷|/\s*\d", re.I)
-_WEIGHTS = re.compile(r"weight|prob|softmax|attention|gewicht|poids|peso|wahrscheinlich|alpha|α"
+_WEIGHTS = re.compile(r"weight|prob|softmax|attention|gewicht|poids|pes[oi]|wahrscheinlich|alpha|α"
                       r"|^\$?\s*[ap]_?\{?[ij]?\}?\s*\$?$", re.I)
 _NUMBER = re.compile(r"\s*\$?\s*(-?\d+(?:\.\d+)?)\s*\$?\s*")
 
@@ -216,8 +216,8 @@ def exponential_weights(text: str) -> list[tuple[str, str, str | None]]:
     text = re.sub(r"\\[,;:! ]|\\quad|~", " ", text)
     found = list(_EXPONENTIAL.finditer(text))
     rows = list(_ROW.finditer(text, found[-1].end())) if found else []
-    if len(found) < 2 or len(rows) != 1:
-        return []
+    if len(found) < 2 or len(rows) != 1 or not _WEIGHTS.search(text[found[-1].end():rows[0].start()]):
+        return []  # (a row named as weights between them: "the scores (0.2, 0.8)" are not)
     words = re.split(r"\s*,\s*", rows[0].group(1).strip())
     shown = [w for w in words if w != "0"]
     if len(shown) != len(found) or len(words) > 2 * len(found) + 2:
@@ -236,7 +236,7 @@ def exponential_weights(text: str) -> list[tuple[str, str, str | None]]:
         lo, hi = _bounds(scores, i)
         half = 0.5 * 10.0 ** -places
         if not (lo - 1e-12 <= w + half and w - half <= hi + 1e-12):
-            exact = ", ".join(f"{_bounds([(s, 0.0) for s, _ in scores], k)[0]:.{p}f}" for k, (_, p) in
+            exact = ", ".join(f"{_bounds([(s, 0.0) for s, _ in scores], k)[0]:.{max(p, 4)}f}" for k, (_, p) in
                               enumerate(weights))
             return [("wrong", f"each weight is its exponential over their sum: ({exact}), not ({', '.join(shown)})",
                      f"({exact})")]

@@ -753,12 +753,14 @@ def _variant_columns(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         return False
     per_token = {}
     for j, v in columns.items():
-        heads = _variant_heads(v)
-        count = kv_cache_per_token(doc.model() if heads is None else _as_variant(doc.model(), heads))
+        heads = _variant_heads(v) or doc.known_dims().get("g")  # an unnumbered GQA: the document's own g
+        if heads is None:
+            return False  # GQA without a number in a document that never states g: not computed
+        count = kv_cache_per_token(_as_variant(doc.model(), heads))
         if getattr(count, "free_symbols", None):
             return False
         per_token[j] = int(count) * layers * size
-    judged = False
+    verdicts: list[tuple[Any, str, str]] = []
     for p in rows:
         cells = [c.strip() for c in p.text.split(" | ")]
         tokens = _ROW_TOKENS.match(re.sub(r"[`$*]", "", cells[0])) if len(cells) == len(cols) else None
@@ -777,11 +779,14 @@ def _variant_columns(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
                     bad = (f"{cols[j]} caches {each} bytes per token ({layers} layers at {size} bytes per value); "
                            f"{n} tokens are {each * n} bytes, not {m.group(0)}")
         if checks:
-            judged = True
-            emit(p, "wrong" if bad else "correct", bad or "each variant's KV cache for the row's tokens: "
-                 f"{', '.join(f'{cols[j]} {per_token[j]} bytes per token' for j in per_token)}", None, "number",
-                 "computed")
-    return judged
+            verdicts.append((p, "wrong" if bad else "correct", bad or "each variant's KV cache for the row's tokens: "
+                             f"{', '.join(f'{cols[j]} {per_token[j]} bytes per token' for j in per_token)}"))
+    if not any(status == "correct" for _, status, _ in verdicts):
+        return False  # no row is the cache of one sequence over every layer: the table counts something else (one
+        # layer, a batch) that its caption says, not read
+    for p, status, message in verdicts:
+        emit(p, status, message, None, "number", "computed")
+    return bool(verdicts)
 
 
 def _by_own_formula(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
