@@ -68,15 +68,25 @@ def entry_value_tex(doc: DocumentModel, tex: str) -> str | None:
         return None
     if any(not x.is_number for x in M):
         return None
+    got = _selected(M, r, c)
+    if got is None:
+        return None
+    if got.shape == (1, 1) and ":" not in (r, c):
+        return latex(got[0, 0])
+    joiner = " & " if got.rows == 1 else r" \\ "
+    return r"\begin{bmatrix} " + joiner.join(latex(x) for x in got) + r" \end{bmatrix}"
+
+
+def _selected(M: ImmutableMatrix, r: str, c: str) -> ImmutableMatrix | None:
+    """Entry ``(r, c)``, row ``r`` (``c`` is ``:``) or column ``c`` (``r`` is ``:``) of ``M``, counted from 1 unless an
+    index is 0 (then from 0); None when it is outside ``M`` or both are ``:``."""
     zero = r == "0" or c == "0"
     i, j = (None if r == ":" else int(r) - (0 if zero else 1)), (None if c == ":" else int(c) - (0 if zero else 1))
-    if i is not None and not 0 <= i < M.rows or j is not None and not 0 <= j < M.cols:
+    if i is None and j is None or i is not None and not 0 <= i < M.rows or j is not None and not 0 <= j < M.cols:
         return None
     if i is not None and j is not None:
-        return latex(M[i, j])
-    entries = list(M.row(i)) if i is not None else list(M.col(j))
-    joiner = " & " if i is not None else r" \\ "
-    return r"\begin{bmatrix} " + joiner.join(latex(x) for x in entries) + r" \end{bmatrix}"
+        return ImmutableMatrix([[M[i, j]]])
+    return ImmutableMatrix([list(M.row(i))]) if i is not None else ImmutableMatrix(M.col(j))
 
 
 def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str] | None:
@@ -112,26 +122,19 @@ def judge_entry(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
         return "unchecked", f"{tex[at]}: {str(e).splitlines()[0][:160]}", None, ""
     if any(not x.is_number for x in M):
         return "assumed", never_given(base, M), None, "computed"
-    zero = r == "0" or c == "0"
     if r == ":" and c == ":":
         return None
-    if r == ":":  # (A_1)_{:,2}: a column, as a document whose tokens are columns writes a query's weights
-        j = int(c) - (0 if zero else 1)
-        if not 0 <= j < M.cols:
-            return "wrong", f"{base} is {M.rows} x {M.cols}: it has no column {c}", None, "computed"
-        got = ImmutableMatrix(M.col(j))
-        got = got.T if stated.shape == got.T.shape else got
-    else:
-        i = int(r) - (0 if zero else 1)
-        if not 0 <= i < M.rows or (c != ":" and not 0 <= int(c) - (0 if zero else 1) < M.cols):
-            return "wrong", f"{base} is {M.rows} x {M.cols}: it has no entry ({r}, {c})", None, "computed"
-        got = ImmutableMatrix([list(M.row(i))]) if c == ":" else ImmutableMatrix([[M[i, int(c) - (0 if zero else 1)]]])
+    value = _selected(M, r, c)  # (A_1)_{:,2}: a column, as a document whose tokens are columns writes a query's weights
+    if value is None:
+        return "wrong", f"{base} is {M.rows} x {M.cols}: it has no " + (f"column {c}" if r == ":" else
+                                                                          f"entry ({r}, {c})"), None, "computed"
+    value = value.T if r == ":" and stated.shape == value.T.shape else value
     places = _places(other)
-    if got.shape != stated.shape:
-        return "wrong", f"{tex[at]} has {max(got.shape)} entries; the document states {max(stated.shape)}", None, \
+    if value.shape != stated.shape:
+        return "wrong", f"{tex[at]} has {max(value.shape)} entries; the document states {max(stated.shape)}", None, \
             "computed"
     where = f"row {r}" if c == ":" else f"column {c}" if r == ":" else f"entry ({r}, {c})"
-    if all(agrees(x, y, places) for x, y in zip(got, stated, strict=True)):
-        return "correct", f"{where} of {base} = {shown(got, places)} computed exactly; agrees", None, "computed"
-    return ("wrong", f"{where} of {base} = {shown(got, places)} computed exactly, not {other}", shown(got, places),
+    if all(agrees(x, y, places) for x, y in zip(value, stated, strict=True)):
+        return "correct", f"{where} of {base} = {shown(value, places)} computed exactly; agrees", None, "computed"
+    return ("wrong", f"{where} of {base} = {shown(value, places)} computed exactly, not {other}", shown(value, places),
             "computed")
