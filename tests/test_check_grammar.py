@@ -240,9 +240,21 @@ def test_the_words_that_link_a_statement_to_the_variant_named_before_it():
 
     assert linked("**: ") and linked(" (multi-query): ") and linked(" attention (") and linked(" ")
     assert linked(" is ", defines=True) and linked(" is the limiting case ", defines=True)
+    assert linked(" is the other limit ", defines=True) and linked(" is the limit ", defines=True)
+    assert not linked(" is the limit of what we can store with ", defines=True)
     assert not linked(" uses ") and not linked(" is ") and not linked(" uses ", defines=True)
     assert contrasts("MHA stores 32 heads whereas MQA stores one") and contrasts("compared with GQA")
     assert not contrasts("Our layer uses MQA") and not contrasts("the bothersome detail")
+
+
+def test_a_letter_that_counts_sequences_is_a_batch():
+    """The ``batch_count`` form: "$N = 16$ sequences of 512 tokens" counts sequences, not tokens."""
+    from mha_symbolic.check.prose import counts_sequences
+
+    assert counts_sequences(" sequences of 512 tokens") and counts_sequences(" prompts") and \
+        counts_sequences(" secuencias de 512 tokens")
+    assert not counts_sequences(" tokens") and not counts_sequences(" sequence positions") and \
+        not counts_sequences(" and 16 sequences")
 
 
 def _rules() -> set[str]:
@@ -276,7 +288,7 @@ def test_every_rule_of_the_grammar_has_its_cases():
              "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
              "size_product", "rank_relation", "matrix", "factor", "disowned", "hedged", "scaling", "moment_value",
-             "moment_number", "shape_subject", "subject_part", "shape"}
+             "moment_number", "shape_subject", "subject_part", "shape", "batch_count"}
     assert _rules() - parts == set(CASES)
 
 

@@ -21,8 +21,8 @@ PT = ("# Contagem\n\n"
 
 @pytest.mark.parametrize("per_head, status", [("49.152", "correct"), ("49.512", "wrong")])
 def test_points_group_thousands_where_the_comma_is_the_decimal_mark(per_head, status):
-    doc = PT.format(per_head=per_head)
-    assert verdicts(doc, 5) == [status]
+    doc = PT.format(per_head=per_head)  # (the shape W_Q^{(i)} \in R^{768 x 64} beside it: unchecked, no d_model)
+    assert [v for v in verdicts(doc, 5) if v != "unchecked"] == [status]
     assert verdicts(doc, 7) == ["correct"]
 
 

@@ -205,6 +205,13 @@ def _variant_heads(v: Variant) -> str | int | None:
     return None if v.kind == "gqa" else v.kind
 
 
+def _document_heads(doc: DocumentModel, v: Variant) -> str | int | None:
+    """:func:`_variant_heads`, where grouped-query attention named without a number is the configuration the
+    document stated for it ("KV heads for GQA: $h_{kv} = 8$"), if any, else the document's own model (None)."""
+    heads = _variant_heads(v)
+    return doc.memory.get("variant_g", {}).get("gqa") if heads is None and v.kind == "gqa" else heads
+
+
 def _as_variant(M: Any, variant: str | int) -> Any:
     """The model with the key/value heads of a named variant: "mha" (or as many as query heads), "mqa", or a
     number."""
@@ -328,13 +335,13 @@ def _ratios(doc: DocumentModel, own: Any, M: Any, s: str) -> list[Verdict3] | No
         if base is None:
             continue
         subject = [v for k, v in named if k < at and v.kind != "mha" and v is not base]
-        who, variant = (subject[-1].text, _variant_heads(subject[-1])) if subject else ("this model", None)
+        who, variant = (subject[-1].text, _document_heads(doc, subject[-1])) if subject else ("this model", None)
         model = (own if variant is None else _as_variant(own, variant)) if subject else M
         if model.kv_heads is None and variant is None and doc.known_dims().get("g") is not None:
             out.append(("unchecked", "the document's key/value heads are known, its query heads are not: the ratio to "
                         "multi-head attention (h / g) is not computed", None, ""))
             continue
-        other = _variant_heads(base)
+        other = _document_heads(doc, base)
         reference = own.replace_options(kv_heads=None) if base.kind == "mha" else \
             own if other is None else _as_variant(own, other)
         mine, theirs = kv_cache_per_token(model), kv_cache_per_token(reference)
@@ -428,13 +435,16 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
         return sum((w.shape[0] * w.shape[1] for w in model.inputs[key]), 0) if isinstance(model.inputs[key], list) \
             else model.inputs[key].shape[0] * model.inputs[key].shape[1]
 
-    kv = (r"\b(?:keys?|K)\s+and\s+(?:values?|V)\b|\bW_K\s+and\s+W_V\b"
+    def w(x: str) -> str:  # W_K, W^K, W_{K}
+        return rf"\bW[_^]\{{?{x}\}}?(?![\w}}])"
+
+    kv = (rf"\b(?:keys?|K)\s+and\s+(?:values?|V)\b|{w('K')}\s+and\s+{w('V')}"
           r"|\b(?:key/value|K/V|KV)\s+(?:projections?|weights)\b")
     parts = [(kv, "W_K and W_V", lambda: entries("W_K") + entries("W_V")),
-             (r"\b(?:query|Q)\s+projection\b|\bW_Q\b", "W_Q", lambda: entries("W_Q")),
-             (r"\b(?:key|K)\s+projection\b|\bW_K\b", "W_K", lambda: entries("W_K")),
-             (r"\b(?:value|V)\s+projection\b|\bW_V\b", "W_V", lambda: entries("W_V")),
-             (r"\b(?:output|O)\s+projection\b|\bW_O\b", "W_O", lambda: entries("W_O")),
+             (rf"\b(?:query|Q)\s+projection\b|{w('Q')}", "W_Q", lambda: entries("W_Q")),
+             (rf"\b(?:key|K)\s+projection\b|{w('K')}", "W_K", lambda: entries("W_K")),
+             (rf"\b(?:value|V)\s+projection\b|{w('V')}", "W_V", lambda: entries("W_V")),
+             (rf"\b(?:output|O)\s+projection\b|{w('O')}", "W_O", lambda: entries("W_O")),
              (r"\battention\s+(?:layer|block)\b|\bin\s+total\b|\btotal\b|\blayer\s+(?:has|holds)\b" + (
                  r"|multi-head\s+attention|\bMHA\b" if mha else ""), "the layer", lambda: parameter_count(model))]
     # the subject is the part named nearest before the number ("W_K has shape 4096 x 1024, i.e. N parameters ...
@@ -456,8 +466,17 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
     ranked = sorted((p for p in parts if re.search(p[0], whole, re.I)), key=nearest)
     if not ranked:
         return []
-    _, what, count = ranked[0]
+    pattern, what, count = ranked[0]
+    if heads is None and not mha:  # "the MQA key projection", "GQA-8's W_K": the variant the part is named with
+        starts = [x.start() for x in re.finditer(pattern, whole, re.I)]
+        modifier = [v for k, v in variants(whole) if any(k + len(v.text) <= x and re.fullmatch(
+            r"(?:'s)?\s*", whole[k + len(v.text):x]) for x in starts)]
+        heads = _document_heads(doc, modifier[0]) if modifier else None
+        if heads is not None:
+            model = _as_variant(model, heads)
     true = count()
+    if what == "W_K and W_V" and re.match(r"[\d,]+\s+(?:parameters|params|weights)\s+each\b", s[m.start():], re.I):
+        true = entries("W_K")  # "W_K and W_V ..., i.e. N weights each": of each of the two
     if getattr(true, "free_symbols", None):
         return [("unchecked", f"{what} has {true} parameters, which depends on sizes the document does not "
                  "fix", None, "")]

@@ -217,7 +217,7 @@ def _attention(doc: DocumentModel, sides: list[Any]) -> tuple[str, str, str | No
 
     M = MultiHeadAttention(scale=doc.model().scale) if not doc.model().default_scale else MultiHeadAttention()
     att = next(s for s in sides if isinstance(s, Attention))
-    other = next(s for s in sides if s is not att)
+    other = written = next(s for s in sides if s is not att)
     model_form = attention_rhs(M, *att.args[:3])
     if getattr(M.dims.d_k, "free_symbols", None):
         model_form = model_form.xreplace({M.dims.d_k: att.args[3]})
@@ -231,7 +231,31 @@ def _attention(doc: DocumentModel, sides: list[Any]) -> tuple[str, str, str | No
         return "unchecked", f"not compared: {str(e).splitlines()[0][:160]}", None, ""
     if same:
         return "correct", "the model's attention", None, "proven"
+    if doc.model().default_scale and _symbolic_definition(att, written):  # softmax(Q K^T / sqrt(d_k)) V as written:
+        return "correct", "the definition of attention, in the document's d_k", None, "proven"  # whatever d_k is
     return "wrong", "the model's attention is " + _show(model_form), _show(model_form), "proven"
+
+
+def _symbolic_definition(att: Any, other: Any) -> bool:
+    """Is ``other`` the attention of ``att``'s arguments with the scale ``1/sqrt(d_k)`` in the letter it writes
+    (``d_k`` a symbol, no size put in)?  Such a formula defines attention for any head width: which width the document's
+    model has is a question of its sizes, not of this formula."""
+    from sympy import Symbol
+
+    from ..attention import MultiHeadAttention
+    from ..formulas import attention_rhs
+
+    scale = next((x for x in other.atoms(Symbol) if dim_name(str(x)) == "d_k"), None)
+    if scale is None:
+        return False
+    M = MultiHeadAttention()
+    form = attention_rhs(M, *att.args[:3])
+    if getattr(M.dims.d_k, "free_symbols", None):
+        form = form.xreplace({M.dims.d_k: scale})
+    try:
+        return bool(equivalent(form, other))
+    except (MHASymbolicError, KeyError, ValueError, TypeError):
+        return False
 
 
 def _show(e: Any) -> str:

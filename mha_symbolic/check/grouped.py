@@ -240,13 +240,22 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
         if ratio else {}
     if own:  # "Here h = 12, so GQA with g = 4 stores a third of ...": a ratio computed from the sentence's own sizes
         doc = scopes.with_sizes(doc, own)
-    named = any(v.kind == "mqa" or v.kv_heads is not None for _, v in variants(s))  # GQA-8: its own g
+    stated = doc.memory.get("variant_g", {}).get("gqa")  # "KV heads for GQA: $h_{kv} = 8$": what GQA is here
+    plain_gqa = bool(stated) and doc.known_dims().get("g") is None and \
+        any(v.kind == "gqa" and v.kv_heads is None for _, v in variants(s)) and \
+        all(doc.known_dims().get(k) in (None, v) for k, v in sentence_sizes(s).items())  # "under GQA": that
+    # configuration, in a sentence that sets no other sizes (of another model, which its math binds after it)
+    named = plain_gqa or any(v.kind == "mqa" or v.kv_heads is not None for _, v in variants(s))
     if doc.known_dims().get("g") is None and not (named and doc.known_dims().get("h")):
         if _CACHE.search(s) and re.search(rf"\b{_KV}\s+heads?\b|\bGQA\b|\bMQA\b|grouped|multi-query", s, re.I):
             return [("unchecked", "the KV cache of grouped-query attention, but the document never states g", None,
                      "")]
         return []  # a document without key/value heads of its own: multi-head attention, read as before
     M = doc.model()
+    if plain_gqa:
+        from .counts import _as_variant
+
+        M = _as_variant(M, stated)
     out: list[Verdict3] = []
     group = next((m for m in (re.search(pattern, s, re.I) for pattern in _GROUP) if m), None)
     if group:  # "MQA: n_kv = 1, all 32 query heads share one KV head": the group of the variant it names

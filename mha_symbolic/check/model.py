@@ -37,7 +37,7 @@ from ..attention import MultiHeadAttention
 from ..errors import MHASymbolicError, ParseError
 from ..parse import SymbolTable, read_expression
 
-__all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "generic_model"]
+__all__ = ["DocumentModel", "DIMS", "as_int", "canonical_tex", "dim_name", "generic_model", "spelling"]
 
 DIMS = ("n", "d_model", "h", "d_k", "d_v", "g", "n_kv")
 #: the variants named by their key/value heads: multi-query (g = 1) and multi-head (g = h) attention
@@ -67,9 +67,18 @@ _BARE_CONCAT = re.compile(r"\\mathrm\{Concat\}(?!\s*(?:\(|\\left|_|\^))")
 
 def dim_name(name: str) -> str | None:
     """The dimension a spelling names (``d_{\\text{model}}``, ``p_v``, ``N``, ``n_heads``), or None."""
+    return _DIM_ALIASES.get(spelling(name))
+
+
+def spelling(name: str) -> str:
+    """A name as spelled, whatever its markup: ``d_{\\text{model}}`` and ``d_model`` are one spelling, ``d_h`` and
+    ``d_k`` two (which :func:`dim_name` reads as one size).
+
+    >>> spelling(r"d_{\\mathrm{model}}"), spelling("d_{h}")
+    ('d_model', 'd_h')
+    """
     plain = re.sub(r"\\(?:mathrm|text|textrm|operatorname|mathit)\s*\{([^{}]*)\}", r"\1", name)
-    plain = plain.replace("{", "").replace("}", "").replace(" ", "").replace("\\", "")
-    return _DIM_ALIASES.get(plain)
+    return plain.replace("{", "").replace("}", "").replace(" ", "").replace("\\", "")
 
 
 #: the names of operators and objects in a document's words, other languages' included, by the reader's name
@@ -670,6 +679,7 @@ class DocumentModel:
         self.formulas, self.declared = formulas, {}
         self.confirmed = set()
         self.width_given = False
+        self.memory.pop("variant_g", None)  # what GQA was in the earlier example
         self._model = self._table = None
 
     def own_numbers(self) -> dict[str, Fraction]:

@@ -25,11 +25,11 @@ from .cross import document_variant, flops_prose
 from .grouped import grouped_code, grouped_prose, judge_indexed, kv_heads_problem
 from .judge import VECTOR_NAME, judge, numbers_run
 from .masks import CAUSAL_WORDS, drawn_causal, mask_prose
-from .model import NEVER_GIVEN, DocumentModel, bare_line, dim_name, numeric_matrix, written_name
+from .model import NEVER_GIVEN, DocumentModel, bare_line, dim_name, numeric_matrix, spelling, written_name
 from .numbers import literal_value
 from .numerals import as_points, decimal_comma
 from .own_formula import judge_line, model_values, own_formula
-from .prose import LayerCount, count_said
+from .prose import LayerCount, count_said, counts_sequences
 from .prose_amounts import judge_prose_amounts
 from .prose_claims import (
     document_axes,
@@ -63,6 +63,10 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
         whole = _cross_roles(source)  # section in its own (one section's Y is not another's)
         source = whole if whole != source else "".join(_cross_roles(x) for x in re.split(r"(?m)^(?=#{1,6} )", source))
     pieces = extract(source, name, programs=True)
+    if not name.endswith(".ipynb"):
+        written = _unicode_math(source, pieces)  # "Mᵢ = Wᵢ^Q (Wᵢ^K)ᵀ" in a sentence: read as math is
+        if written != source:
+            source, pieces = written, extract(written, name, programs=True)
     report = Report(name, repair.repaired, repair.method, math_fragments=sum(p.kind == "math" for p in pieces))
     doc = DocumentModel()
     doc.cross, doc.mask = cross, mask
@@ -94,6 +98,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
 
     deadline = deadline or Deadline(None)
     paragraphs = scopes.paragraphs(source) if not name.endswith(".ipynb") else {}
+    doc.memory["apart"] = _spelled_apart(pieces, paragraphs)  # d_k = 4 and d_h = 2 in one paragraph: two sizes
     paragraph_text: dict[tuple[int, int], str] = {}
     for number, line in enumerate(source.splitlines(), start=1):
         if number in paragraphs:
@@ -486,6 +491,49 @@ def _section_conventions(pieces: list[Any]) -> dict[int, tuple[str, str | None]]
     return out
 
 
+def _unicode_math(source: str, pieces: list[Any]) -> str:
+    """The document with each formula that a line of prose writes without delimiters (Unicode or ASCII: ``Mᵢ =
+    Wᵢ^Q (Wᵢ^K)ᵀ``, ``rank(Sᵢ) ≤ min(n, dₖ) = 64``) put in ``$...$`` (:func:`.plain.as_math`): one reading of
+    formulas, whatever their notation.  Only whole lines the extractor read as prose, and not a line that ends
+    by announcing what the lines below draw ("S = QKᵀ/√2 =", "... is:")."""
+    from .plain import as_math
+
+    lines = source.split("\n")
+    for p in pieces:
+        if p.kind != "prose" or not 0 < p.line <= len(lines) or p.text.strip() != lines[p.line - 1].strip() or \
+                re.search(r"(?:=|:|\bis)\s*$", p.text):
+            continue
+        written = as_math(lines[p.line - 1])
+        if written is not None:
+            lines[p.line - 1] = written
+    return "\n".join(lines)
+
+
+def _spelled_apart(pieces: list[Any], paragraphs: dict[int, tuple[int, int]]) -> dict[tuple[Any, int, str], str]:
+    r"""Spellings that :func:`.model.dim_name` reads as one size (``d_k`` and ``d_h``, ``d`` and ``d_{model}``) which
+    the document sets to different values in one paragraph (or cell): two sizes of its own ("a single head of width
+    $d_k = 4$ ... two heads of width $d_h = 2$").  Each piece (cell, line) where a spelling after the first is set
+    there, with the size it would be read as: a chain that it opens is judged by its own arithmetic and binds
+    nothing."""
+    from .read import chains
+
+    seen: dict[tuple[Any, int, str], dict[str, int]] = {}  # (cell, paragraph, size) -> spelling -> value
+    apart: dict[tuple[Any, int, str], str] = {}
+    for p in pieces:
+        if p.kind != "math":
+            continue
+        for c in chains(p.text):
+            size = dim_name(c.sides[0]) if len(c.sides) >= 2 and set(c.ops) == {"eq"} else None
+            if size is None or not c.sides[-1].strip().isdigit():
+                continue
+            values = seen.setdefault((p.cell, paragraphs.get(p.line, (0, 0))[0], size), {})
+            name, value = spelling(c.sides[0]), int(c.sides[-1])
+            if name not in values and any(v != value for v in values.values()):
+                apart[(p.cell, p.line, name)] = size
+            values.setdefault(name, value)
+    return apart
+
+
 def _states_width_relation(pieces: list[Any]) -> bool:
     """Does the document write its head width as d_model / h (``d_k = d_{model}/h``, ``d_k = \frac{d}{h}``,
     ``d_k = d_model // h`` in code)?  Then a d_k it states is judged by that relation; otherwise a d_k it sets is a
@@ -663,6 +711,14 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
             counted = _counted(doc, p, c)
             if counted is not None:  # "$L = 80$ layers", "$n_q = 64$ query heads": what the number counts
                 emit(p.line + c.row, c.text, "given", counted, kind="setting")
+                continue
+            apart = doc.memory["apart"].get((p.cell, p.line, spelling(c.sides[0]))) if set(c.ops) == {"eq"} else None
+            if apart is not None:  # "two heads of width $d_h = d_{model}/h = 2$" beside "$d_k = 4$": its own size
+                got = judge(here, list(c.sides[1:]), list(c.ops[1:]), c.text) if len(c.sides) > 2 else None
+                status, message, expected, basis = got[1] if got is not None else ("given", "", None, "")
+                emit(p.line + c.row, c.text, status, f"{c.sides[0].strip()} is a size of the document's own, apart "
+                     f"from its {apart} (the paragraph gives both, with other values); binds nothing"
+                     + (f": {message}" if message else ""), expected, "setting", basis)
                 continue
             label = _variant_label(doc, p, c)
             if label is not None:  # MQA ($g = 1$), MHA ($g = H$): what g is in that variant, not this model's g
@@ -996,7 +1052,12 @@ def _counted(doc: DocumentModel, p: Any, c: Any) -> str | None:
         return (f"the number of layers ({c.sides[1].strip()}" + ("" if layers == int(c.sides[1]) else
                 f"; {layers} elsewhere") + ")")
     value = int(c.sides[1])
-    said = count_said(p.sentence or "", c.sides[0].strip(), value)
+    sentence = p.sentence or ""
+    at = sentence.find(f"${p.text.strip()}$")
+    if at >= 0 and counts_sequences(sentence[at + len(p.text.strip()) + 2:]):  # "$N = 16$ sequences": a batch
+        doc.memory["batch_name"] = c.sides[0].strip()
+        return f"the number of sequences ({value}): a batch, not a length"
+    said = count_said(sentence, c.sides[0].strip(), value)
     if said is None:
         return None
     if isinstance(said, LayerCount):

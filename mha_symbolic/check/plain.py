@@ -25,7 +25,7 @@ from ..errors import MHASymbolicError
 from .judge import judge
 from .model import DocumentModel
 
-__all__ = ["formula_line", "formula_runs", "judge_code_prose", "judge_traced_shapes", "numeric_function",
+__all__ = ["as_math", "formula_line", "formula_runs", "judge_code_prose", "judge_traced_shapes", "numeric_function",
            "shape_chain", "holds_if_rounded"]
 
 _VOCABULARY = {"softmax", "rank", "head", "concat", "multihead", "sqrt", "exp", "var", "det", "max", "min",
@@ -144,6 +144,125 @@ def formula_runs(text: str) -> list[str]:
                                 or _TUPLE.search(tex) and not _TIMES_TUPLE.search(tex) or GREEK_PARAMETER.match(tex)):
             out.append(tex)  # (a tuple of numbers is a vector, never a size; a Greek letter names a parameter)
     return out
+
+
+def as_math(text: str) -> str | None:
+    r"""The line with each formula written in plain text inside it put in ``$...$`` as LaTeX (:func:`formula_line`),
+    so that it is read as math is -- its bindings, definitions, shapes and ranks -- or None when the line has no such
+    formula or one that is not clean to delimit (a formula whose run :func:`formula_runs` cuts in several, a number
+    with a scale word after it: "e^20 ≈ 485 million").
+
+    >>> as_math("the head only sees the matrix Mᵢ = Wᵢ^Q (Wᵢ^K)ᵀ.")
+    'the head only sees the matrix $M_{i} = W_{i}^Q (W_{i}^K)^T$.'
+    >>> as_math("Since n = 512 > dₖ = 64, rank(Sᵢ) ≤ min(n, dₖ) = 64: at most 64.")
+    'Since n = 512 > dₖ = 64, $\\mathrm{rank}(S_{i}) \\le \\min(n, d_{k}) = 64$: at most 64.'
+    >>> as_math("Each head works in dₖ = d_model / h = 512 / 8 = 64 dimensions.")
+    'Each head works in $d_{k} = d_{model} / h = 512 / 8 = 64$ dimensions.'
+    >>> as_math("With n = 3 tokens it is fine."), as_math("so e^20 ≈ 485 million")
+    (None, None)
+    """
+    if "$" in text or "`" in text or not _RELATION.search(text):
+        return None
+    from .numerals import scaled
+
+    spans: list[tuple[int, int]] = []
+    start = end = -1
+    tokens = list(re.finditer(r"\S+", text))
+    for i, m in enumerate(tokens):
+        bare = m.group(0).strip(".,;:!?()\"'")
+        article = bare in ("a", "an") and (i > 0 and tokens[i - 1].group(0).endswith(",") or i + 1 < len(tokens)
+                                            and tokens[i + 1].group(0)[:1].isdigit())
+        noun = bare.isalpha() and m.group(0)[-1:] in ",:;"  # "Per head, W_Qⁱ ...": a noun, then a list
+        if _is_word(bare) and (bare.lower() not in _VOCABULARY or noun) or _is_mark(bare) or article:
+            if start >= 0:
+                spans.append((start, end))
+            start = -1
+        else:
+            start, end = (m.start() if start < 0 else start), m.end()
+    if start >= 0:
+        spans.append((start, end))
+    pieces: list[tuple[int, int, str]] = []
+    for a, b in spans:
+        for x, y in _top_level_parts(text, a, b):  # "n = 512 > d = 64, rank(S) ≤ 64": two formulas
+            while y > x and text[y - 1] in ".,;:" or text[x:y].endswith(")") and \
+                    text[x:y].count(")") > text[x:y].count("("):
+                y -= 1
+            while x < y and text[x] == "(" and text[x:y].count("(") > text[x:y].count(")"):
+                x += 1
+            while re.match(r"(?:in|to)\s", text[x:y]):  # "works in dₖ = ...": the sentence's word, not ∈
+                x += 3
+            label = _LABEL.match(text[x:y])  # "a) dₖ = ...": the label of a sub-question stays the prose's
+            x += label.end() if label else 0
+            found = formula_runs(text[x:y]) or _size_chain(text[x:y])
+            if not found:
+                continue
+            whole = formula_line(text[x:y])
+            if len(found) > 1 or whole is None or found[0] != whole or \
+                    scaled(whole, " " + text[y:].lstrip()) != whole or not _delimited(text[x:y], whole):
+                return None  # the line is left to the readers of plain text
+            pieces.append((x, y, whole))
+    if not pieces:
+        return None
+    ends, starts = [0] + [y for _, y, _ in pieces], [x for x, _, _ in pieces] + [len(text)]
+    rest = "".join(text[a:b] for a, b in zip(ends, starts, strict=True))
+    rest = re.sub(r"\S+\s*=\s*\d+\s*[<>≤≥]\s*\S+\s*=\s*\d+", "", rest)  # "n = 512 > dₖ = 64": two sizes compared
+    if re.search(r"[^\W\d]\w*\s*=\s*\d", rest):
+        return None  # "d_model = 512, ... rank(M) ≤ 64": sizes set in the words, which the readers of plain text read
+    out, last = [], 0
+    for x, y, tex in pieces:
+        out += [text[last:x], "$", tex, "$"]
+        last = y
+    return "".join(out) + text[last:]
+
+
+#: what a delimited formula may be: a rank, a shape, a definition of a matrix by a product of matrices
+_DELIMITED = re.compile(r"\\mathrm\{rank\}|\\in\s*\\mathbb\{R\}|^\s*[A-Z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?\s*=\s*"
+                        r"(?:\(?[A-Z](?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?\)?(?:\^\{?(?:T|\\top)\}?)?\s*)+$")
+
+
+def _delimited(run: str, tex: str) -> bool:
+    """May the formula ``run`` (read as ``tex``) be put in ``$...$``?  Only what math reads without guessing where
+    the formula ends: a rank, a shape, a matrix defined as a product of matrices, a chain of sizes
+    (:func:`_size_chain`); not one that crosses the end of a sentence or a clause ("= 128. In bf16"), holds units
+    (amounts are the prose's), a single-letter word of the sentence ("K_i y V_i") or a list that goes on after its
+    relation ("Q_i = X W_Q^i, K_i").  The rest stays with the readers of plain text."""
+    if re.search(r"[.:;!?](?=\s)", run) or re.search(r"\b(?:[KMGT]i?B|B|bytes?|FLOPs?|tokens?)\b", run):
+        return False
+    if re.search(r"(?<=\s)[aeouy](?=\s|$)", run):
+        return False
+    if re.search(r"(?:=|≈|≤|≥|<|>|∈|\\le|\\ge|\\in|\\approx)[^,()\[\]{}]*,\s", run):
+        return False  # a relation, then a comma outside brackets: the sentence's list goes on
+    if re.match(r"\s*(?:[QKVSAXZOPWYH]|\\mathrm\{head\})(?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?\s*=|\s*W_", tex):
+        return False  # "Q = X·W_Q", "S = QKᵀ", "W_Q, W_K ∈ ℝ^{d×dₖ}": a letter of the model defined or declared,
+        # which the readers of plain text keep for the numbers the document gives later ("Q = [[1, 0], ...]")
+    return bool(_DELIMITED.search(tex) or _size_chain(run))
+
+
+def _size_chain(run: str) -> list[str]:
+    """A chain that opens with a size and computes it from written numbers ("dₖ = d_model / h = 512 / 8 = 64"), as
+    LaTeX in a list, else an empty list (a size set alone, "n = 3", is the grammar's)."""
+    from .model import dim_name
+
+    tex = formula_line(run)
+    arithmetic = r"\d\s*[-+*/]\s*\d|\\(?:cdot|times)"
+    if tex is None or len(re.findall(r"=|\\approx", tex)) < 2 or not re.search(arithmetic, tex):
+        return []
+    return [tex] if dim_name(re.split(r"=|\\approx", tex)[0].strip()) is not None else []
+
+
+def _top_level_parts(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """``text[a:b]`` cut at each ", " outside brackets where both sides hold a relation."""
+    cuts, depth = [], 0
+    for k in range(a, b):
+        depth += (text[k] in "([{") - (text[k] in ")]}")
+        if depth == 0 and text[k] == "," and text[k + 1:k + 2] == " ":
+            cuts.append(k)
+    parts, last = [], a
+    for k in cuts:
+        if _RELATION.search(text[last:k]) and _RELATION.search(text[k + 1:b]):
+            parts.append((last, k))
+            last = k + 2
+    return parts + [(last, b)]
 
 
 def _aside(run: str, after: str) -> list[tuple[str, str]]:

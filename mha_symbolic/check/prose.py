@@ -878,6 +878,15 @@ def count_said(sentence: str, name: str, value: int) -> LayerCount | Setting | N
     return None
 
 
+def counts_sequences(after: str) -> bool:
+    """Do the words right after a letter set to a number say it counts sequences (the ``batch_count`` form)?
+
+    >>> counts_sequences(" sequences of 512 tokens"), counts_sequences(" tokens")
+    (True, False)
+    """
+    return bool(_terminal_patterns()["BATCH_NOUN"].match(after))
+
+
 def conditional(clause: str) -> bool:
     """Does the clause state a condition ("if", "when", "wenn", "cuando")? What it binds holds in that clause only
     (the ``conditional`` form of the grammar).

@@ -353,7 +353,7 @@ def judge_table(doc: DocumentModel, rows: list[Any], emit: Any) -> None:
     if _by_own_formula(doc, rows, emit):
         return
     _totals(rows, emit)  # a total row: the sum of the rows above it, column by column
-    if _amounts_table(doc, rows, emit) or _variant_columns(doc, rows, emit):
+    if _amounts_table(doc, rows, emit) or _variant_columns(doc, rows, emit) or _variant_rows(doc, rows, emit):
         return
     if _configurations(doc, rows, emit):
         return
@@ -728,7 +728,6 @@ def _variant_columns(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
     from ..proofs.counts import kv_cache_per_token
     from .counts import _as_variant, _variant_heads
     from .prose import variants
-    from .units import _BINARY, _DECIMAL
 
     cols = [c.strip() for c in rows[0].columns]
     named = {j: [v for _, v in variants(re.sub(r"[`$*]", "", c))] for j, c in enumerate(cols)}
@@ -767,26 +766,88 @@ def _variant_columns(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         if tokens is None:
             continue
         n = int(tokens.group(1).replace(",", ""))
-        bad, checks = None, []
+        bad, checks = None, 0
         for j, each in per_token.items():
-            for m in _CELL_AMOUNT.finditer(cells[j]):
-                value, unit = Fraction(m.group(1).replace(",", "")), m.group(2)
-                half = Fraction(1, 2 * 10 ** (len(m.group(1).split(".")[1]) if "." in m.group(1) else 0))
-                factors = [1] if unit in ("bytes", "B") else [_BINARY[unit]] if unit in _BINARY else \
-                    [1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit]]
-                checks.append(cols[j])
-                if bad is None and not any(abs(Fraction(each * n, f) - value) <= half for f in factors):
-                    bad = (f"{cols[j]} caches {each} bytes per token ({layers} layers at {size} bytes per value); "
-                           f"{n} tokens are {each * n} bytes, not {m.group(0)}")
+            count, miss = _cache_amounts(cells[j], each * n)
+            checks += count
+            if bad is None and miss is not None:
+                bad = (f"{cols[j]} caches {each} bytes per token ({layers} layers at {size} bytes per value); "
+                       f"{n} tokens are {each * n} bytes, not {miss}")
         if checks:
             verdicts.append((p, "wrong" if bad else "correct", bad or "each variant's KV cache for the row's tokens: "
                              f"{', '.join(f'{cols[j]} {per_token[j]} bytes per token' for j in per_token)}"))
+    return _emit_cache_rows(verdicts, emit)
+
+
+def _cache_amounts(cell: str, total: int) -> tuple[int, str | None]:
+    """How many amounts of memory a cell writes (``268,435,456 B = 256 MiB``), and the first that is not ``total``
+    bytes at its written precision (KB, MB, GB as powers of 1000 or 1024), or None."""
+    from .units import _BINARY, _DECIMAL
+
+    count, miss = 0, None
+    for m in _CELL_AMOUNT.finditer(cell):
+        value, unit = Fraction(m.group(1).replace(",", "")), m.group(2)
+        half = Fraction(1, 2 * 10 ** (len(m.group(1).split(".")[1]) if "." in m.group(1) else 0))
+        factors = [1] if unit in ("bytes", "B") else [_BINARY[unit]] if unit in _BINARY else \
+            [1000 ** _DECIMAL[unit], 1024 ** _DECIMAL[unit]]
+        count += 1
+        if miss is None and not any(abs(Fraction(total, f) - value) <= half for f in factors):
+            miss = m.group(0)
+    return count, miss
+
+
+def _emit_cache_rows(verdicts: list[tuple[Any, str, str]], emit: Any) -> bool:
+    """The verdicts on a table of KV caches, when at least one row is the cache of one sequence over every layer
+    (else the table counts something its caption says, one layer or a batch, which is not read)."""
     if not any(status == "correct" for _, status, _ in verdicts):
         return False  # no row is the cache of one sequence over every layer: the table counts something else (one
         # layer, a batch) that its caption says, not read
     for p, status, message in verdicts:
         emit(p, status, message, None, "number", "computed")
     return bool(verdicts)
+
+
+#: a column of a number of tokens: ``Bytes at $n = 4096$``, ``4,096 tokens``
+_COLUMN_TOKENS = re.compile(r"\bn\s*=\s*(\d{1,3}(?:,\d{3})+|\d+)\b|(\d{1,3}(?:,\d{3})+|\d+)\s*tokens?\b", re.I)
+
+
+def _variant_rows(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
+    """The table of :func:`_variant_columns` the other way round: rows named by a variant (``| GQA | 8 | ... |``),
+    columns by a number of tokens (``Bytes at $n = 4096$``); each such cell is the variant's KV cache for those
+    tokens over every layer.  One verdict per row; True when the table is one and the document fixes all it needs."""
+    from ..proofs.counts import kv_cache_per_token
+    from .counts import _as_variant, _document_heads
+    from .prose import variants
+
+    cols = [c.strip() for c in rows[0].columns]
+    tokens = {j: m for j, m in ((j, _COLUMN_TOKENS.search(re.sub(r"[`$*{}]", "", c))) for j, c in enumerate(cols))
+              if j and m}
+    layers, size = doc.memory.get("layers"), doc.memory.get("bytes")
+    if not tokens or not layers or not size or re.search(r"\bbatch|\blayer\b", " ".join(cols), re.I):
+        return False
+    verdicts: list[tuple[Any, str, str]] = []
+    for p in rows:
+        cells = [c.strip() for c in p.text.split(" | ")]
+        first = re.sub(r"[`$*]", "", cells[0]).strip()
+        named = [v for _, v in variants(first)] if len(cells) == len(cols) else []
+        if len(named) != 1 or not re.fullmatch(r"\W*" + re.escape(named[0].text) + r"\W*", first):
+            continue
+        heads = _document_heads(doc, named[0]) or doc.known_dims().get("g")
+        count = kv_cache_per_token(_as_variant(doc.model(), heads)) if heads is not None else None
+        if count is None or getattr(count, "free_symbols", None):
+            continue
+        each, bad, checks = int(count) * layers * size, None, 0
+        for j, m in tokens.items():
+            n = int((m.group(1) or m.group(2)).replace(",", ""))
+            found, miss = _cache_amounts(cells[j], each * n)
+            checks += found
+            if bad is None and miss is not None:
+                bad = (f"{first} caches {each} bytes per token ({layers} layers at {size} bytes per value); {n} "
+                       f"tokens are {each * n} bytes, not {miss}")
+        if checks:
+            verdicts.append((p, "wrong" if bad else "correct", bad or f"{first}'s KV cache: {each} bytes per token "
+                             f"({layers} layers at {size} bytes per value), times each column's tokens"))
+    return _emit_cache_rows(verdicts, emit)
 
 
 def _by_own_formula(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
