@@ -766,17 +766,24 @@ def _variant_columns(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         if tokens is None:
             continue
         n = int(tokens.group(1).replace(",", ""))
-        bad, checks = None, 0
-        for j, each in per_token.items():
-            count, miss = _cache_amounts(cells[j], each * n)
-            checks += count
-            if bad is None and miss is not None:
-                bad = (f"{cols[j]} caches {each} bytes per token ({layers} layers at {size} bytes per value); "
-                       f"{n} tokens are {each * n} bytes, not {miss}")
+        checks, bad = _cache_cells([(cols[j], each, n, cells[j]) for j, each in per_token.items()], layers, size)
         if checks:
             verdicts.append((p, "wrong" if bad else "correct", bad or "each variant's KV cache for the row's tokens: "
                              f"{', '.join(f'{cols[j]} {per_token[j]} bytes per token' for j in per_token)}"))
     return _emit_cache_rows(verdicts, emit)
+
+
+def _cache_cells(cases: list[tuple[str, int, int, str]], layers: int, size: int) -> tuple[int, str | None]:
+    """Cells of a table of KV caches, each ``(variant, bytes per token, tokens, cell)``: how many amounts they write,
+    and why the first that is not the variant's cache for those tokens is wrong (None when all are)."""
+    checks, bad = 0, None
+    for name, each, n, cell in cases:
+        count, miss = _cache_amounts(cell, each * n)
+        checks += count
+        if bad is None and miss is not None:
+            bad = (f"{name} caches {each} bytes per token ({layers} layers at {size} bytes per value); {n} tokens "
+                   f"are {each * n} bytes, not {miss}")
+    return checks, bad
 
 
 def _cache_amounts(cell: str, total: int) -> tuple[int, str | None]:
@@ -836,14 +843,9 @@ def _variant_rows(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         count = kv_cache_per_token(_as_variant(doc.model(), heads)) if heads is not None else None
         if count is None or getattr(count, "free_symbols", None):
             continue
-        each, bad, checks = int(count) * layers * size, None, 0
-        for j, m in tokens.items():
-            n = int((m.group(1) or m.group(2)).replace(",", ""))
-            found, miss = _cache_amounts(cells[j], each * n)
-            checks += found
-            if bad is None and miss is not None:
-                bad = (f"{first} caches {each} bytes per token ({layers} layers at {size} bytes per value); {n} "
-                       f"tokens are {each * n} bytes, not {miss}")
+        each = int(count) * layers * size
+        checks, bad = _cache_cells([(first, each, int((m.group(1) or m.group(2)).replace(",", "")), cells[j])
+                                    for j, m in tokens.items()], layers, size)
         if checks:
             verdicts.append((p, "wrong" if bad else "correct", bad or f"{first}'s KV cache: {each} bytes per token "
                              f"({layers} layers at {size} bytes per value), times each column's tokens"))
