@@ -206,7 +206,7 @@ def test_check_text_from_a_thread_is_limited():
     against a budget of 6 s), each read in about 0.04 s (1 s in all: 5,000 small formulas took over 2 s to read under
     coverage, and the budget ran out before the first piece). Each sum is right, so a piece that finishes within the
     limit on a fast machine changes nothing asserted (wrong sums that finished made the exit code 1, not 3). No wall
-    time is asserted."""
+    time is asserted, and no outcome that the machine's load decides."""
     reports = []
     doc = "\n\n".join([SLOW_SUM] + [telescoping(300 + k) for k in range(23)])
     worker = threading.Thread(target=lambda: reports.append(check_text(doc, seconds_per_fragment=0.5, timeout=6,
@@ -216,8 +216,11 @@ def test_check_text_from_a_thread_is_limited():
     assert not worker.is_alive()
     assert reports[0].exit_code == 3 and reports[0].stopped.startswith("the document's time budget of 6 s ran out")
     first, *rest = reports[0].findings
-    assert first.status == "unchecked" and first.message.startswith("gave up after 0.5 s")
-    assert any("time budget of 6 s ran out" in f.message for f in rest)
+    # the slow sum gives up after its 0.5 s; on a loaded machine the whole budget may run out even before it is
+    # reached: either way it is unchecked with its reason, never dropped (which of the two depends on the load)
+    assert first.status == "unchecked" and (first.message.startswith("gave up after 0.5 s") or
+                                            "time budget of 6 s ran out before this piece" in first.message)
+    assert len(rest) == 23 and any("time budget of 6 s ran out" in f.message for f in rest)
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX timers")
