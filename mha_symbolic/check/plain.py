@@ -232,9 +232,10 @@ def _delimited(run: str, tex: str) -> bool:
         return False
     if re.search(r"(?:=|≈|≤|≥|<|>|∈|\\le|\\ge|\\in|\\approx)[^,()\[\]{}]*,\s", run):
         return False  # a relation, then a comma outside brackets: the sentence's list goes on
-    if re.match(r"\s*(?:[QKVSAXZOPWYH]|\\mathrm\{head\})(?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?\s*=|\s*W_", tex):
-        return False  # "Q = X·W_Q", "S = QKᵀ", "W_Q, W_K ∈ ℝ^{d×dₖ}": a letter of the model defined or declared,
-        # which the readers of plain text keep for the numbers the document gives later ("Q = [[1, 0], ...]")
+    if re.match(r"\s*(?:[QKVSAXZOPWYH]|\\mathrm\{head\})(?:_\{?\w+\}?)?(?:\^\{?\w+\}?)?\s*(?:=|\\in)|\s*W_", tex):
+        return False  # "Q = X·W_Q", "S = QKᵀ", "X ∈ ℝ^{n×d}", "W_Q, W_K ∈ ℝ^{d×dₖ}": a letter of the model defined or
+        # declared, which the readers of plain text keep (with the convention it declares and the numbers the document
+        # gives it later, "Q = [[1, 0], ...]")
     return bool(_DELIMITED.search(tex) or _size_chain(run))
 
 
