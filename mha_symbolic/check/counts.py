@@ -414,6 +414,15 @@ def cache_text(rule: str, count: int, total: int, size: int | None) -> str:
     return text
 
 
+def _distributive(whole: str, pattern: str, count: str) -> bool:
+    """Is a count said of each of two parts named together ("each of its K and V projections is N parameters",
+    "W_K and W_V each hold N", "N weights each"): ``each`` right before the parts, right after them, or after the
+    count?"""
+    return bool(re.match(r"[\d,]+\s+(?:parameters|params|weights)\s+each\b", count, re.I)) or any(
+        re.search(r"\b(?:each|every|either)\s+(?:one\s+)?(?:of\s+)?(?:its|the|their|our)?\s*$", whole[:x.start()], re.I)
+        or re.match(r"\s*(?:\w+\s+)?each\b", whole[x.end():], re.I) for x in re.finditer(pattern, whole, re.I))
+
+
 def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> list[Verdict3]:
     from ..proofs.counts import parameter_count
 
@@ -475,8 +484,8 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
         if heads is not None:
             model = _as_variant(model, heads)
     true = count()
-    if what == "W_K and W_V" and re.match(r"[\d,]+\s+(?:parameters|params|weights)\s+each\b", s[m.start():], re.I):
-        true = entries("W_K")  # "W_K and W_V ..., i.e. N weights each": of each of the two
+    if what == "W_K and W_V" and _distributive(whole, pattern, s[m.start():]):
+        true = entries("W_K")  # "each of its K and V projections is N", "W_K and W_V ..., N weights each": of each
     if getattr(true, "free_symbols", None):
         return [("unchecked", f"{what} has {true} parameters, which depends on sizes the document does not "
                  "fix", None, "")]

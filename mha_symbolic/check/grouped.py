@@ -208,6 +208,8 @@ _GROUP = [
 ]
 _READS = re.compile(rf"\b(?:query\s+)?head\s+(\d+)\s+(?:reads|uses|attends\s+(?:with|to)|is\s+served\s+by|belongs\s+to"
                     rf"|shares)\s+(?:the\s+)?(?:(?:{_KV}\s+head|group)\s+(\d+)|K_\{{?(\d+)\}}?)", re.I)
+#: what follows a number that opens an expression ("5 // 4 = 1"): the result it states (group 1), if any
+_EXPRESSION_AFTER = re.compile(r"(?:\s*(?://|[/*+×÷−-]|\bmod\b|%)\s*\d+)+(?:\s*=\s*(\d+)(?![\d.]))?")
 _CACHE = re.compile(rf"\b{_KV}[- ]?cache\b|\bcaches?\b", re.I)
 _PARAMS = re.compile(r"\b(?:parameters|params|weights)\b", re.I)
 def _number(text: str) -> int | Fraction:
@@ -236,10 +238,9 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
     if _apart(doc):
         return []  # g of one example, h of another: which grouping the sentence means is not known
     ratio = any(isinstance(c, RatioClaim) for _, c in read(s))
-    own = {k: v for k, v in sentence_sizes(s).items() if k in ("h", "g") and doc.known_dims().get(k) != v} \
-        if ratio else {}
-    if own:  # "Here h = 12, so GQA with g = 4 stores a third of ...": a ratio computed from the sentence's own sizes
-        doc = scopes.with_sizes(doc, own)
+    own = {k: v for k, v in sentence_sizes(s).items() if k in ("h", "g") and doc.known_dims().get(k) != v}
+    if own:  # "Here h = 12, so GQA with g = 4 stores a third of ...", "h = 64, h_kv = 8 (group size 8)": what the
+        doc = scopes.with_sizes(doc, own)  # sentence states is computed from the sizes it states itself
     stated = doc.memory.get("variant_g", {}).get("gqa")  # "KV heads for GQA: $h_{kv} = 8$": what GQA is here
     plain_gqa = bool(stated) and doc.known_dims().get("g") is None and \
         any(v.kind == "gqa" and v.kv_heads is None for _, v in variants(s)) and \
@@ -264,8 +265,11 @@ def judge_sentence(doc: DocumentModel, text: str, context: str = "") -> list[Ver
         variant = _variant_before(s, group.start())
         out.append(_group_size(_as_variant(M, variant) if variant is not None else M, _number(group.group(1))))
     reads = _READS.search(s)
-    if reads:
-        out.append(_kv_index(doc, M, int(reads.group(1)), int(reads.group(2) or reads.group(3))))
+    if reads:  # "K/V head 5 // 4 = 1": a number that opens an expression states the expression's result
+        result = _EXPRESSION_AFTER.match(s, reads.end())
+        if result is None or result.group(1):
+            j = int(result.group(1)) if result else int(reads.group(2) or reads.group(3))
+            out.append(_kv_index(doc, M, int(reads.group(1)), j))
     if _CACHE.search(s):
         out += judge_cache(doc, M, s, _plain(context) if context else "")
     elif ratio and _CACHE.search(doc.heading) and any(v.kind == "mha" or v.kv_heads for _, v in variants(s)):

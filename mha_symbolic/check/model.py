@@ -138,7 +138,10 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"(\d)(?:\{,\}|\\,|\\ |~)(?=\d{3}(?!\d))", r"\1", tex)  # 262{,}144, 263\,168: thousands
     t = re.sub(r"\\[;,:!](?![A-Za-z])|(?<!\\)\\ |\\quad|\\qquad", " ", t)  # spacing commands, control space
     t = re.sub(r"\\(min|max)\s*\\\{(.*?)\\\}", r"\\\1(\2)", t)  # \min\{a, b\}
-    t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])", r"\1 \\times 10^{\2}", t)  # 1e-3
+    # 1e-3 is scientific notation, unless the formula writes Euler's e elsewhere: then 2e+1 is 2e + 1
+    sci = r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])"
+    if not re.search(r"(?<![\\A-Za-z])e(?![A-Za-z])", re.sub(sci, "", t)):
+        t = re.sub(sci, r"\1 \\times 10^{\2}", t)
     t = re.sub(r"(?<![\w.])(\d+)\.(\d{13,})(?![\d.])",  # long decimals, exactly (a float keeps ~15 digits)
                lambda m: r"\frac{%s}{1%s}" % (int(m.group(1) + m.group(2)), "0" * len(m.group(2))), t)
     # the all-ones vector (\mathbf{1}, \mathbb{1}, \vec{1}) is no number: its length is the reader's to infer, so
@@ -546,6 +549,10 @@ class DocumentModel:
     # sizes together, with the lines that bound them
     example_section: int = 0  # the section (headings seen) the current example started in
     section_paragraph: int = 0  # the first scope (paragraph) of the current section
+    # the document's labelled parts ("Problem 2", "Example 1", "Aufgabe 3": a heading that opens with a word and a
+    # number): the first value each size was bound to in each, so that a sentence naming a part speaks of its sizes
+    labels: dict[str, dict[str, int]] = field(default_factory=dict)
+    section_label: str | None = None  # the label of the part being read
     causal_section: int = 0  # the section in which the model last became causal (or not)
     confirmed: set[str] = field(default_factory=set)  # model steps the document used as the model does (K_1)
     convention: str = "projection"
@@ -594,6 +601,8 @@ class DocumentModel:
 
     def bind_dim(self, name: str, value: int) -> None:
         self.dims[name] = int(value)
+        if self.section_label is not None:
+            self.labels.setdefault(self.section_label, {}).setdefault(name, int(value))
         self.bound_in[name] = self.paragraph
         self.bound_line[name] = self.line
         self._model = self._table = None
@@ -638,6 +647,19 @@ class DocumentModel:
         """The line where an earlier example (one this document has since left) bound ``name = value``, or None:
         a statement of that value refers to that example ("in example 1, with $d_k = 4$")."""
         return next((line for v, line in self.history.get(name, []) if v == value), None)
+
+    def cited(self, text: str) -> dict[str, dict[str, int]]:
+        """The labelled parts other than the current one that ``text`` names, with their sizes ("In Problem 2,
+        rank(QK^T) = 2" is about Problem 2's example).
+
+        >>> doc = DocumentModel(); doc.section_label = "problem 1"; doc.bind_dim("n", 100)
+        >>> doc.section_label = "problem 2"; doc.bind_dim("n", 2)
+        >>> doc.cited("For the layer of Problem 1, and in problem 3"), doc.cited("in Problem 2")
+        ({'problem 1': {'n': 100}}, {})
+        """
+        return {label: sizes for label, sizes in self.labels.items() if label != self.section_label and sizes and
+                re.search(r"(?<![^\W\d_])" + r"\s+".join(map(re.escape, label.split())) + r"(?!\d|\.\d)", text,
+                          re.I)}
 
     def return_to(self, sizes: dict[str, int]) -> int | None:
         """Go back to an earlier example when ``sizes`` (two or more, stated together) are all that example's and

@@ -19,6 +19,7 @@ from sympy import (
     S,
     Symbol,
     Transpose,
+    Tuple,
     log,
     simplify,
 )
@@ -398,7 +399,12 @@ def _corners_meet(side: str, stated: Any, stated_tex: str, min_places: int | Non
 def written_out(doc: DocumentModel, tex: str) -> str:
     """``tex`` with each lower-case name of a row of numbers the document gave written out as that row (``v_{1}`` as
     ``(1, 0, 2)``), so that a combination of them is arithmetic on written numbers."""
-    for name, value in doc.definitions.items():
+    rows = dict(doc.definitions)
+    for m in re.finditer(r"(?<![\\A-Za-z])([a-z])_\{?(\d+)\}?", tex):  # q_2: a row of the document's Q
+        name = f"{m.group(1)}_{m.group(2)}"
+        if name not in rows and (row := doc._row_of(name)) is not None:
+            rows[name] = row
+    for name, value in rows.items():
         if name[:1].islower() and isinstance(value, MatrixBase) and value.rows == 1 and all(x.is_number for x in value):
             row = "(" + ", ".join(str(x) for x in value) + ")"
             tex = re.sub(rf"(?<![\\A-Za-z]){spelled(name)}(?![\w{{])", row.replace("\\", "\\\\"), tex)
@@ -818,6 +824,9 @@ def _number(doc: DocumentModel, sides: list[Any], tex: list[str], ops: list[str]
         try:
             if i == k or _literal(s) is not None:
                 continue
+            if isinstance(s, Tuple) and len(s) > 1 and all(getattr(as_sympy(x), "is_number", False) for x in s):
+                row = ImmutableMatrix([list(s)])  # softmax(1, 0, -inf) = [e/(e+1), ...]: a list of numbers is a vector
+                s = row.T if stated.shape == (len(s), 1) else row  # without an orientation of its own
             op = ops[min(i, k) if abs(i - k) == 1 else (k - 1 if k > 0 else 0)]  # the relation to the stated side
             full = _full_weights(doc, tex[i], stated)
             if full is not None:  # W^Q = [4 x 4 numbers]: every head's W_Q^i side by side

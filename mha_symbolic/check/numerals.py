@@ -118,7 +118,16 @@ def as_points(text: str) -> str:
         whole, mark, fraction = m.group(at, at + 1, at + 2)
         return f"{whole}.{fraction}" + " " * (len(mark) - 1)
 
-    text = _COMMA_DECIMAL.sub(point, text)
+    # [0{,}7311;\ 0{,}2689;\ 0]: a bracket whose entries are written with the decimal comma is no MATLAB column
+    # (MATLAB writes a point), its semicolons separate the entries of a list (spans kept: every rewrite keeps length)
+    def listed(m: re.Match[str]) -> str:
+        if not _COMMA_ENTRY.search(m.group(0)):
+            return m.group(0)
+        entries = re.sub(r"(\d+)(,|\{,\})(\d+)", lambda d: f"{d.group(1)}.{d.group(3)}" + " " * (len(d.group(2)) - 1),
+                         m.group(0))
+        return re.sub(r"(?<!\\);", ",", entries)
+
+    text = _COMMA_DECIMAL.sub(point, _SEMICOLON_BRACKET.sub(listed, text))
     # (0.665; 0.255; 0.080): where the comma is the decimal mark, a tuple's entries are separated by semicolons
     return _SEMICOLON_TUPLE.sub(lambda m: re.sub(r"(?<!\\);", ",", m.group(0)), text)
 
@@ -127,6 +136,9 @@ def as_points(text: str) -> str:
 #: brackets)
 _GAP = r"(?:\s|\\[ ,;:!])*"  # spaces, also LaTeX's: (0,140\;;\;0,576)
 _SEMICOLON_TUPLE = re.compile(rf"\({_GAP}-?\d+(?:\.\d+)?(?:{_GAP};{_GAP}-?\d+(?:\.\d+)?)+{_GAP}\)")
+_COMMA_NUMBER = r"-?\d+(?:(?:,|\{,\})\d+)?"
+_SEMICOLON_BRACKET = re.compile(rf"\[{_GAP}{_COMMA_NUMBER}(?:{_GAP};{_GAP}{_COMMA_NUMBER})+{_GAP}\]")
+_COMMA_ENTRY = re.compile(r"\d(?:,|\{,\})\d")
 
 
 def _power(word: str) -> int:

@@ -164,6 +164,8 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
             passing[counter] = _passing_example(passing.get(counter) or doc, paragraph_text.get(where, "")) or \
                 passing.get(counter)
         listed = passing.get(counter) if where[1] else None
+        if doc.paragraph[0] == doc.section_paragraph and p.kind in ("prose", "math"):
+            _part_cited(doc, p)  # "*For the layer of Problem 1, bound ...*": this part works in that part's sizes
         try:
             with time_limit(seconds_per_piece):
                 before, start = scopes.with_sizes(doc, {}), len(report.findings)
@@ -272,6 +274,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
             swapped["n"] != swapped["n_kv"] and not set(before.definitions) - before.letters and not before.values:
         # (values decide; a letter given a number, m = 3 target positions, does not)
         configurations.append(swapped)  # cross-attention: which length is the queries' is the document's to name
+    named = before.cited(p.sentence or paragraph)  # "In Problem 2, rank(QK^T) = 2": the part the sentence names
+    configurations += [sizes for sizes in named.values() if sizes not in configurations]
     unmasked = before.causal and before.causal_section < before.section  # the mask of an earlier section
     for sizes in configurations + ([{}] if unmasked else []):
         rerun: list[Any] = []
@@ -293,7 +297,9 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
             continue
         # the same statement (line, text, kind) is correct there and nothing of its kind is flagged there
         flags = {(line, tex, kind) for line, tex, kind, status in rerun if status in ("wrong", "inconsistent")}
-        special = not sizes  # without the mask, on the same values: not refuted there is enough to doubt
+        # without the mask, on the same values, or in a part the sentence names: not refuted there is enough to doubt
+        cited = next((label for label, part in named.items() if part is sizes), None)
+        special = not sizes or cited is not None
         holds = {(line, tex, kind) for line, tex, kind, status in rerun
                  if status == "correct" or special and status in ("unchecked", "given")} - flags
         said = ", ".join(f"{k} = {v}" for k, v in sizes.items())
@@ -307,6 +313,8 @@ def _other_configuration(before: DocumentModel, p: Any, index: int, groups: dict
             where = "the query and key lengths named the other way round (the document's own naming of its inputs)"
         if not sizes:
             said, where, model = "no mask", "as before the section that applied the causal mask", "the causal mask"
+        if cited is not None:
+            where = f"the sizes of {cited.title()}, which the sentence names"
         for i in flagged:
             f = findings[i]
             if f.status in ("wrong", "inconsistent") and (f.line, f.latex, f.kind) in holds:
@@ -597,6 +605,7 @@ def _piece(doc: DocumentModel, p: Any, index: int, groups: dict[int, list[Any]],
 
     if p.kind == "heading" or p.kind == "prose" and _BOLD_HEAD.fullmatch(p.text):
         doc.section_sizes = _section_sizes(doc, p.text)
+        _part_label(doc, p)
         if p.kind == "heading":  # (a bold line is prose too: its sentence reader binds what it states)
             _heading_configuration(doc, p, emit)
     if p.kind == "heading":
@@ -1244,6 +1253,37 @@ _LOCAL_SIZES = ("n", "n_kv", "d_model", "h", "g", "d_k", "d_v")
 _BOLD_HEAD = re.compile(r"\s*(?:\*\*|__)(?:(?:Q|Question\s*)?\d+[.):]\s*[^\n]*|[^\n]*[?:])(?:\*\*|__)\s*", re.I)
 
 
+#: a part the document labels: a heading (or bold question) that opens with a word and a number ("### Problem 2 (15
+#: pts)", "## Exercise 3.1", "**Aufgabe 4.**"); the number may be roman or a letter after a word ("Part B")
+_PART_LABEL = re.compile(r"[\s#*_>]*(?:\d+[.)]\s+)?([^\W\d_]{3,})\s+(\d+(?:\.\d+)?|[IVX]+|[A-Z])(?!\w|\.\d)")
+
+
+def _part_cited(doc: DocumentModel, p: Any) -> None:
+    """A part whose opening sentence names one other part ("For the layer of Problem 1, ...") works in that part's
+    sizes: they are bound anew (its values stay forgotten), as when a section restates an earlier example's sizes."""
+    cited = doc.cited(p.sentence or p.text)
+    if len(cited) == 1:
+        sizes = next(iter(cited.values()))
+        if any(doc.known_dims().get(k) != v for k, v in sizes.items()):
+            doc.restart()
+            for k, v in sizes.items():
+                doc.bind_dim(k, v)
+
+
+def _part_label(doc: DocumentModel, p: Any) -> None:
+    """The label of the part a heading opens, kept by its sub-headings (:meth:`.DocumentModel.cited`).  A heading
+    naming a head or a token ("## Head 2") is a scope of the model, not a part."""
+    from .read import scope
+
+    level = len(p.text) - len(p.text.lstrip("#")) if p.kind == "heading" else 7
+    m = _PART_LABEL.match(p.text)
+    label = f"{m.group(1).lower()} {m.group(2).lower()}" if m and not {"head", "token"} & set(scope(p.text)) \
+        and not _heading_head(p.text) else None
+    if label is not None or level <= doc.memory.get("label_level", 0):
+        doc.section_label = label
+        doc.memory["label_level"] = level if label is not None else 0
+
+
 def _heading_configuration(doc: DocumentModel, p: Any, emit: Any) -> None:
     """``## Worked example: d = 3, n = 4, h = 2``: the sizes a heading states are its section's configuration.  In a
     document that has fixed none of them yet they are the document's, bound in the heading's scope (a later section
@@ -1339,6 +1379,13 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
         sizes = {k: v for k, v in solved.items() if k in _LOCAL_SIZES}  # "... catches up when $4n^2d = 8nd^2$,
         # i.e. at $n = 2d = 1536$", "... are equal at $n = 2 d_{model} = 1536$": the size that solves the
         # sentence's condition (or where its two sides meet), computed there
+    known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
+    substituted = scopes.substituted_sizes(clause) if not sizes else {}
+    if substituted and all(known.get(k) not in (None, v) for k, v in substituted.items()):
+        sizes = substituted  # "for comparison, BERT-base has d_k = d_model/h = 768/12 = 64": every size it
+        # substitutes differs from the model's: the clause's own configuration (one that agrees in part is a slip)
+    else:
+        substituted = {}
     if not sizes and doc.section_sizes:  # a section whose heading set its own example
         sizes = dict(doc.section_sizes)
     if "n_kv" in sizes and not doc.cross:  # the key/value heads in a document that is not about cross-attention
@@ -1350,7 +1397,6 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     # judged against the variant by _variant_label)
     if labelled:  # "MQA: $W_K \\in ...$": judged in the variant its clause is labelled with
         sizes = labelled
-    known = scopes.model_sizes(doc)  # stated, and the head width the model derives from them
     local = bool(labelled) or hypothetical(clause) or conditional(clause) or any(known.get(k) not in (None, v)
                                                                for k, v in sizes.items()) \
         or any(k in doc.constrained for k in sizes)
@@ -1367,7 +1413,7 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
     doc.local = (paragraph, copy, sizes)
     # an example the paragraph opens ("Suppose n = 4. Then ...") lasts to its end; a condition or a counterfactual
     # ("If we had d_k = 8 the bound would be 6.") binds only its own clause: the next sentence is the document's
-    doc.local_clause = clause if conditional(clause) or counterfactual(clause) or labelled else None
+    doc.local_clause = clause if conditional(clause) or counterfactual(clause) or labelled or substituted else None
     return copy, sizes
 
 

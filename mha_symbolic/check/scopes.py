@@ -23,10 +23,13 @@ Examples
 
 from __future__ import annotations
 
+import re
+
 from ..errors import MHASymbolicError
 from .model import DocumentModel, as_int
 
-__all__ = ["paragraphs", "paragraph_sizes", "variant_sizes", "model_sizes", "other_configurations", "with_sizes"]
+__all__ = ["paragraphs", "paragraph_sizes", "variant_sizes", "model_sizes", "other_configurations", "with_sizes",
+           "substituted_sizes"]
 
 
 def paragraphs(text: str) -> dict[int, tuple[int, int]]:
@@ -107,7 +110,7 @@ def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
 
     alt = copy.copy(doc)
     for name in ("dims", "values", "assumed", "shapes", "definitions", "aliases", "bound_in", "bound_line",
-                 "memory", "section_sizes", "renames", "formulas", "declared"):
+                 "memory", "section_sizes", "renames", "formulas", "declared", "labels"):
         setattr(alt, name, copy.copy(getattr(doc, name)))
     alt.constrained, alt.confirmed = set(doc.constrained), set(doc.confirmed)
     alt.history = {k: list(v) for k, v in doc.history.items()}  # a restart there must not write into the document
@@ -119,3 +122,55 @@ def with_sizes(doc: DocumentModel, sizes: dict[str, int]) -> DocumentModel:
     for name, value in sizes.items():
         alt.dims[name] = value
     return alt
+
+
+#: a token of a formula: a command (not a value), a number, or a name with its subscript (``d_{\text{model}}``)
+_TOKEN = re.compile(r"\\[A-Za-z]+|(\d+(?:\.\d+)?)|([A-Za-z](?:_\{(?:[^{}]|\{[^{}]*\})*\}|_[A-Za-z0-9])?)")
+#: what two sides of a substitution may write differently: spacing, grouping, the sign of a product
+_LAYOUT = re.compile(r"\s+|[{}*]|\\(?:cdot|times|left|right|[,;:! ])(?![A-Za-z])")
+
+
+def _skeleton(tex: str) -> tuple[str, list[tuple[str, str]]]:
+    """A formula with each number and name replaced by ``#``, and its tokens (number or name) in order."""
+    found: list[tuple[str, str]] = []
+
+    def mark(m: re.Match[str]) -> str:
+        if m.group(1) or m.group(2):
+            found.append(("number", m.group(1)) if m.group(1) else ("name", m.group(2)))
+            return "#"
+        return m.group(0)
+    return _LAYOUT.sub("", _TOKEN.sub(mark, tex)), found
+
+
+def substituted_sizes(text: str) -> dict[str, int]:
+    r"""Sizes a formula of ``text`` states by substituting them: a side in sizes followed by the same side in numbers
+    (``d_{\text{model}}/h = 768/12``, ``\frac{n^2}{h} = \frac{4^2}{2}``) gives each size its number.  Two sizes or
+    more, each given one number; an ambiguous or structurally different pair (``\sqrt{d_k} = 8``) gives nothing.
+
+    >>> substituted_sizes(r"no BERT-base temos $d_k = d_{\text{model}}/h = 768/12 = 64$ e portanto $\sqrt{d_k} = 8$")
+    {'d_model': 768, 'h': 12}
+    >>> substituted_sizes(r"$\sqrt{d_k} = 8$, $h d_k = 8$"), substituted_sizes(r"$2 n d = 2 \cdot 3 \cdot 4$")
+    ({}, {'n': 3, 'd_model': 4})
+    """
+    from .model import dim_name
+    from .read import chains
+
+    out: dict[str, int] = {}
+    for run in re.findall(r"\$([^$]+)\$", text):
+        for c in chains(run):
+            for a, b in zip(c.sides, c.sides[1:], strict=False):
+                (shape_a, tokens_a), (shape_b, tokens_b) = _skeleton(a), _skeleton(b)
+                if shape_a != shape_b or any(kind == "name" for kind, _ in tokens_b):
+                    continue
+                mapping: dict[str, int] = {}
+                for (kind, x), (_, y) in zip(tokens_a, tokens_b, strict=True):
+                    name = dim_name(x) if kind == "name" else None
+                    if kind == "number" and x != y or kind == "name" and (
+                            name is None or "." in y or mapping.get(name, int(float(y))) != int(float(y))):
+                        break
+                    if name is not None:
+                        mapping[name] = int(y)
+                else:
+                    if len(mapping) >= 2 and all(out.get(k, v) == v for k, v in mapping.items()):
+                        out.update(mapping)
+    return out

@@ -1,0 +1,181 @@
+"""Classes of false alarm found by a blind set of documents (set34 b), each fixed where it arises and each with its
+wrong case: Euler's e beside a number (``2e+1`` is 2e + 1, not scientific notation, in a formula that writes e); a
+list whose entries are written with the decimal comma and separated by semicolons is a list, not a MATLAB column;
+a list of numbers is a vector without an orientation of its own; a combination of rows of the document's V with
+rounded weights is held at the places written; a sentence that names another labelled part ("Problem 2") is about
+that part's sizes, and a part whose opening names one works in its sizes; a sentence that states its own sizes
+states its groups in them; a number that opens an expression states the expression's result; "each of" distributes a
+count over the parts it names; a chain that substitutes other numbers for every size it names is another
+configuration (a partial substitution is a slip)."""
+
+from __future__ import annotations
+
+import re
+
+from mha_symbolic import check_text
+from mha_symbolic.check.numerals import as_points
+
+
+def joined(text: str) -> str:
+    """A fixture whose long lines are cut at a lone backslash (not LaTeX's ``\\\\``), joined again."""
+    return re.sub(r"(?<!\\)\\\n", "", text)
+
+
+def verdicts(text: str, line: int) -> list[str]:
+    return [f.status for f in check_text(text, isolate=False).findings if f.line == line]
+
+
+# ----- Euler's e beside a number -------------------------------------------------------------------------------
+EULER = r"""# Softmax
+
+The third entry is $x = \tfrac{2e+1}{e+2} \approx VALUE$.
+"""
+
+
+def test_a_number_before_eulers_e_is_a_product_not_scientific_notation():
+    assert verdicts(EULER.replace("VALUE", "1.3642"), 3) == ["correct"]  # was wrong: 2e+1 read as 20
+    assert verdicts(EULER.replace("VALUE", "4.2388"), 3) == ["wrong"]  # 20 / (e + 2): not what it writes
+
+
+def test_scientific_notation_stays_where_the_formula_writes_no_e():
+    assert verdicts("# Scale\n\nThe step is $s = 2e-3 \\cdot 500 = 1$.\n", 3) == ["correct"]
+
+
+# ----- lists written with the decimal comma ----------------------------------------------------------------------
+def test_semicolons_between_comma_decimals_in_brackets_separate_a_list():
+    assert as_points(r"$[0{,}7311;\ 0{,}2689;\ 0]$ e 0,75 GiB") == r"$[0.7311  ,\ 0.2689  ,\ 0]$ e 0.75 GiB"
+    assert as_points("[0,5; 0,25] e 0,75 GiB") == "[0.5, 0.25] e 0.75 GiB"
+    assert as_points("[1 0; 0 1] e [1; 2] e 0,75 GiB") == "[1 0; 0 1] e [1; 2] e 0.75 GiB"  # MATLAB rows stay
+
+
+SEMICOLONS = joined(r"""# Notas
+
+Com a máscara, $\alpha_2 = \operatorname{softmax}(1, 0, -\infty) = \left[\tfrac{e}{e+1},\ \tfrac{1}{e+1},\ 0\right] \
+\approx [0{,}7311;\ 0{,}2689;\ 0]$.
+
+Sem a máscara, $\operatorname{softmax}(1, 2, 0) \approx [0{,}2447;\ 0{,}6652;\ LAST]$.
+""")
+
+
+def test_a_decimal_comma_list_is_compared_as_a_vector():
+    assert verdicts(SEMICOLONS.replace("LAST", "0{,}0900"), 3) == ["correct"]  # was wrong: 1 x 3 against 3 x 1
+    assert verdicts(SEMICOLONS.replace("LAST", "0{,}0900"), 5) == ["correct"]
+    assert verdicts(SEMICOLONS.replace("LAST", "0{,}1900"), 5) == ["wrong"]
+
+
+# ----- rounded weights of the rows of V ------------------------------------------------------------------------
+ROWS = joined(r"""# One head by hand
+
+*One head with $d_k = d_v = 4$ receives two tokens. After projection,*
+
+$$Q = \begin{pmatrix} 2 & 0 & 2 & 0 \\ 0 & 1 & 0 & 1 \end{pmatrix}, \qquad \
+K = \begin{pmatrix} 1 & 0 & 1 & 0 \\ 0 & 1 & 0 & 1 \end{pmatrix}, \qquad \
+V = \begin{pmatrix} 1 & 0 & 2 & 0 \\ 0 & 1 & 0 & 2 \end{pmatrix}.$$
+
+The output rows combine the rows $v_1 = (1,0,2,0)$ and $v_2 = (0,1,0,2)$ of $V$:
+
+\begin{align}
+o_2 &= 0.2689\, v_1 + 0.7311\, v_2 \\
+&= (0.2689,\ 0.7311,\ THIRD,\ 1.4621).
+\end{align}
+""")
+
+
+def test_rounded_weights_of_the_rows_of_v_are_held_at_their_places():
+    assert verdicts(ROWS.replace("THIRD", "0.5379"), 11) == ["correct"]  # was wrong: 2 * 0.2689 = 0.5378 exactly
+    assert verdicts(ROWS.replace("THIRD", "0.5479"), 11) == ["wrong"]
+
+
+# ----- labelled parts --------------------------------------------------------------------------------------------
+PARTS = r"""# Exam
+
+### Problem 1 — Shapes
+
+A sequence of $n = 100$ tokens enters a layer with $d_{\text{model}} = 512$ and $h = 8$ heads, so $d_k = 512/8 = 64$.
+
+### Problem 2 — By hand
+
+One head with $d_k = 2$ receives two tokens: $n = 2$.
+
+### Problem 3 — A tiny check
+
+Take $n = 3$, $h = 1$ and $d_{\text{model}} = 1$.
+
+### Problem 4 — Ranks
+
+*For the layer of Problem 1, bound the ranks.*
+
+The scores of one head have $\operatorname{rank}(Q_iK_i^\top) \le \min(n, d_k) = BOUND$.
+
+In Problem 2, $\operatorname{rank}(QK^\top) = 2$.
+"""
+
+
+def test_a_part_that_names_another_works_in_its_sizes():
+    assert set(verdicts(PARTS.replace("BOUND", "64"), 19)) == {"correct"}  # in Problem 1's sizes, not Problem 3's
+    assert "wrong" in verdicts(PARTS.replace("BOUND", "1"), 19)  # (was correct: min(3, 1) = 1 in Problem 3's)
+
+
+def test_a_sentence_that_names_another_part_is_not_judged_in_this_ones():
+    assert verdicts(PARTS.replace("BOUND", "64"), 21) == ["unchecked"]  # was wrong: rank <= 1 with d_k = 1
+
+
+# ----- groups stated with the sentence's own sizes ---------------------------------------------------------------
+GROUPS = r"""# GQA
+
+A toy layer: $d_{model} = 512$, $h = 8$ query heads and $h_{kv} = 2$ key/value heads.
+
+Now a real one: $d_{model} = 8192$, $h = 64$, $h_{kv} = 8$ (group size SIZE), $d_k = 128$.
+"""
+
+
+def test_a_group_size_is_computed_from_the_sizes_its_sentence_states():
+    assert "wrong" not in verdicts(GROUPS.replace("SIZE", "8"), 5)  # was wrong: 8 / 2 = 4 of the toy layer
+    assert "wrong" in verdicts(GROUPS.replace("SIZE", "4"), 5)
+
+
+# ----- a number that opens an expression ---------------------------------------------------------------------------
+READS = r"""# GQA
+
+A layer with $h = 8$ query heads and $h_{kv} = 2$ key/value heads: heads 0–3 read K/V head 0, heads 4–7 K/V head 1.
+For example, query head 5 uses K/V head $5 \,//\, 4 = RESULT$.
+"""
+
+
+def test_a_number_that_opens_an_expression_states_its_result():
+    assert verdicts(READS.replace("RESULT", "1"), 4)[0] == "correct"  # was wrong: K/V head 5
+    assert verdicts(READS.replace("RESULT", "0"), 4)[0] == "wrong"
+
+
+# ----- each of the parts -------------------------------------------------------------------------------------------
+EACH = r"""# Llama-like
+
+A layer with $d_{model} = 8192$, $h = 64$ query heads and $h_{kv} = 8$ key/value heads, $d_k = 128$.
+
+Each of its K and V projections is $8192 \times 1024 = 8{,}388{,}608$ parameters, COUNT parameters together.
+"""
+
+
+def test_each_of_two_parts_counts_one_of_them():
+    assert verdicts(EACH.replace(", COUNT parameters together", ""), 5)[0] == "correct"  # was wrong: both = 16.8M
+    assert verdicts(EACH.replace("Each of its", "The").replace(", COUNT parameters together", ""), 5)[0] == "wrong"
+
+
+# ----- a substitution of other sizes ------------------------------------------------------------------------------
+COMPARISON = joined(r"""# Notes
+
+In our toy example $d_{\text{model}} = 16$ and $h = 4$. \
+For comparison, BERT-base has $d_k = d_{\text{model}}/h = SUBST = RESULT$ and so $\sqrt{d_k} = ROOT$.
+""")
+
+
+def test_a_chain_that_substitutes_other_values_for_every_size_is_another_configuration():
+    text = COMPARISON.replace("SUBST", "768/12").replace("RESULT", "64").replace("ROOT", "8")
+    assert verdicts(text, 3)[-2:] == ["correct", "correct"]  # were wrong: d_model / h = 4 in the toy example
+    text = COMPARISON.replace("SUBST", "768/12").replace("RESULT", "48").replace("ROOT", "8")
+    assert "wrong" in verdicts(text, 3)  # its own arithmetic is still judged
+
+
+def test_a_chain_that_agrees_with_the_model_in_part_is_a_slip():
+    text = COMPARISON.replace("SUBST", "16/8").replace("RESULT", "2").replace("ROOT", "2")
+    assert "wrong" in verdicts(text, 3)  # d_model = 16 as in the model, h = 8 against h = 4
