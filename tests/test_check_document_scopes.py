@@ -179,3 +179,36 @@ def test_a_chain_that_substitutes_other_values_for_every_size_is_another_configu
 def test_a_chain_that_agrees_with_the_model_in_part_is_a_slip():
     text = COMPARISON.replace("SUBST", "16/8").replace("RESULT", "2").replace("ROOT", "2")
     assert "wrong" in verdicts(text, 3)  # d_model = 16 as in the model, h = 8 against h = 4
+
+
+# ----- shapes noted in a column of an align ---------------------------------------------------------------------
+NOTES = r"""# Shapes
+
+The input is $X \in \mathbb{R}^{100 \times 512}$ with $h = 8$ heads, $d_{\text{model}} = 512$ and $d_k = 64$.
+
+\begin{align}
+Q_i &= X W_Q^{(i)} &&: (100 \times 512)(512 \times 64) \to 100 \times 64, \\
+K_i &= X W_K^{(i)} &&: 100 \times 64, \qquad V_i = X W_V^{(i)} : 100 \times 64, \\
+S_i &= Q_i K_i^\top &&: (100 \times 64)(64 \times 100) \to SHAPE, \\
+\mathrm{head}_i &= A_i V_i &&: (100 \times 100)(100 \times 64) \to 100 \times 64 .
+\end{align}
+"""
+
+
+def test_a_column_of_shape_notes_states_each_rows_shape():
+    text = NOTES.replace("SHAPE", "100 \\times 100")
+    assert set(verdicts(text, 8)) == {"correct"} and len(verdicts(text, 8)) == 3  # the formula, its shape, the product
+    assert verdicts(NOTES.replace("SHAPE", "100 \\times 64"), 8).count("wrong") == 2  # was not read
+    assert set(verdicts(text, 9)) == {"correct"}  # (a statement of row 7 too large to evaluate costs only itself)
+
+
+# ----- a moment stated in another language ------------------------------------------------------------------------
+MOMENT = r"""# Notas
+
+Cada $q_i k_i$ tem variância 1. Com $d_k = 4$, a variância do produto escalar é $VAR$ e o desvio padrão é $2$.
+"""
+
+
+def test_a_moment_in_portuguese_is_read_as_in_english():
+    assert "correct" in verdicts(MOMENT.replace("VAR", "4"), 3)
+    assert "wrong" in verdicts(MOMENT.replace("VAR", "2"), 3)  # was given: the words were not read

@@ -157,10 +157,44 @@ def _rows(raw: str) -> list[tuple[int, str]]:
     return rows if len(rows) > 1 else []
 
 
+#: a size, and a shape written with \times between sizes (``100 \times 64``, ``n \times d_k``)
+_SIZE = r"(?:\d+|[A-Za-z](?:_\{?[\w\\{}]+?\}?)?)"
+_SHAPE = rf"{_SIZE}\s*\\times\s*{_SIZE}"
+#: a row's annotation column stating its shape: ``&&: 100 \times 64`` or ``&&: (100 \times 512)(512 \times 64) \to
+#: 100 \times 64`` (a product of shapes and what it gives); nothing else in the column
+_SHAPE_NOTE = re.compile(rf"&\s*&\s*:?\s*((?:\(\s*{_SHAPE}\s*\)\s*){{2,}})?(?:\\to|\\rightarrow|=)?\s*({_SHAPE})"
+                         r"\s*[,.;]?\s*$")
+
+
+def _shape_notes(text: str) -> str:
+    r"""An ``align`` whose rows note their shapes in a column of their own, read as relations: ``S_i &= Q_i K_i^\top
+    &&: (100 \times 64)(64 \times 100) \to 100 \times 100`` states ``S_i \in \mathbb{R}^{100 \times 100}`` and the
+    product of shapes ``(100 \times 64)(64 \times 100) = 100 \times 100`` (rows stay rows).
+
+    >>> print(_shape_notes(r"S &= Q K^\top &&: (4 \times 2)(2 \times 4) \to 4 \times 4, \\ A &= x"))
+    S &= Q K^\top & & S \in \mathbb{R}^{4 \times 4} & & (4 \times 2)(2 \times 4) = 4 \times 4 \\ A &= x
+    """
+    if "&&" not in text.replace(" ", "") or "\\times" not in text:
+        return text
+    rows = re.split(r"(\\\\)", text)
+    for k in range(0, len(rows), 2):
+        row = re.sub(r"\\end\{\w+\*?\}\s*$", "", rows[k])
+        end = rows[k][len(row):]
+        note = _SHAPE_NOTE.search(row)
+        subject = re.match(r"\s*(?:\\begin\{\w+\*?\}\s*)?([^&=]+?)\s*&?=", row)
+        if note is None or subject is None or not subject.group(1).strip():
+            continue
+        said = f" & & {subject.group(1).strip()} \\in \\mathbb{{R}}^{{{note.group(2)}}}"
+        if note.group(1):
+            said += f" & & {note.group(1).strip()} = {note.group(2)}"
+        rows[k] = row[:note.start()].rstrip() + said + row[len(row.rstrip()):] + end  # (its newlines kept)
+    return "".join(rows)
+
+
 def _math(raw: str, first: int, display: bool, sentence: str, cell: int | None, clause: str | None = None
           ) -> list[Piece]:
     """The math piece for ``raw`` (whose first character is on line ``first``), with its rows."""
-    text = scaled(raw.strip())  # "2.36\,\text{M}": a number with a scale, in scientific notation
+    text = _shape_notes(scaled(raw.strip()))  # "2.36\,\text{M}": a number with a scale, in scientific notation
     if not text:
         return []
     line = first + raw[: len(raw) - len(raw.lstrip())].count("\n")
