@@ -212,3 +212,43 @@ Cada $q_i k_i$ tem variância 1. Com $d_k = 4$, a variância do produto escalar 
 def test_a_moment_in_portuguese_is_read_as_in_english():
     assert "correct" in verdicts(MOMENT.replace("VAR", "4"), 3)
     assert "wrong" in verdicts(MOMENT.replace("VAR", "2"), 3)  # was given: the words were not read
+
+
+# ----- code: a layer's sizes in and out, and a table of the code's shapes --------------------------------------------
+CODE = '''# GQA in PyTorch
+
+```python
+import torch
+import torch.nn as nn
+
+B, n, d_model = 2, 16, 512
+h, h_kv = 8, 2
+d_k = d_model // h
+
+x = torch.randn(B, n, d_model)
+W_q = nn.Linear(d_model, h * d_k, bias=False)       # 512 -> 512
+W_k = nn.Linear(d_model, h_kv * d_k, bias=False)    # 512 -> FAN_OUT
+q = W_q(x).view(B, n, h, d_k).transpose(1, 2)
+k = W_k(x).view(B, n, h_kv, d_k).transpose(1, 2)
+k = k.repeat_interleave(h // h_kv, dim=1)
+```
+
+| Step | Code | Shape |
+|---|---|---|
+| split K/V heads | `k` | `(2, 2, 16, 64)` |
+| after `repeat_interleave` | `k` | `(2, 8, 16, 64)` |
+| scores | `q @ k.transpose(-2, -1)` | `SCORES` |
+'''
+
+
+def test_a_layers_comment_states_its_sizes_in_and_out():
+    assert verdicts(CODE.replace("FAN_OUT", "128").replace("SCORES", "(2, 8, 16, 16)"), 13) == ["correct"]
+    assert verdicts(CODE.replace("FAN_OUT", "256").replace("SCORES", "(2, 8, 16, 16)"), 13) == ["wrong"]  # not read
+
+
+def test_a_table_of_the_codes_shapes_is_judged_by_its_trace_with_each_value_a_name_had():
+    text = CODE.replace("FAN_OUT", "128")
+    assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 21) == ["correct"]  # k before the repeat
+    assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 22) == ["correct"]  # and after it
+    assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 23) == ["correct"]
+    assert verdicts(text.replace("SCORES", "(2, 8, 16, 64)"), 23) == ["wrong"]  # was not read

@@ -578,6 +578,10 @@ def _shapes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
         cells = [c.strip() for c in p.text.split(" | ")]
         if len(cells) != len(cols):
             continue
+        traced = _traced_cell(doc, cells[at - 1], cells[at])
+        if traced is not None:  # | scores | `q @ k.transpose(-2, -1)` | `(2, 8, 16, 16)` |: the code's own trace
+            emit(p, *traced, "shape", "traced")
+            continue
         shape = _SHAPE_CELL.fullmatch(cells[at].strip("$` "))
         named = next((re.findall(r"\$([^$]+)\$", cells[j]) for j in range(at - 1, -1, -1) if "$" in cells[j]), [])
         if not named and _plain_cell(cells[at - 1]) is not None:  # | scores | Q_i K_iᵀ / √64 | 16 × 16 |
@@ -592,6 +596,56 @@ def _shapes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             status, message, expected, basis = _worst([v[1] for v in got])
             emit(p, status, message, expected, "shape", basis)
     return True
+
+
+#: a shape cell written as a tuple of sizes (``(2, 8, 16, 64)``, ``torch.Size([2, 8, 16, 64])``)
+_TUPLE_CELL = re.compile(r"[`$\s]*(?:torch\.Size\(\[|\(|\[)\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*(?:\]\)|\)|\])[`$\s]*")
+
+
+def _traced_cell(doc: DocumentModel, code: str, shape: str) -> tuple[str, str, str | None] | None:
+    """The verdict on a row whose cell of code (``q @ k.transpose(-2, -1)``, ```W_k(x)`, `W_v(x)```) is said to
+    give the shape in its shape cell: each expression is traced (never run) in what the document's code defined
+    before the table; None when the cell is no code or a name it uses is not traced."""
+    import ast
+
+    from .tracing import CodeError, Tensor, Unknown
+
+    tracer, stated = doc.memory.get("tracer"), _TUPLE_CELL.fullmatch(shape)
+    expressions = re.findall(r"`([^`]+)`", code)
+    if tracer is None or stated is None or not expressions:
+        return None
+    said = tuple(int(x) for x in re.findall(r"\d+", stated.group(1)))
+    got = []
+    for text in expressions:
+        try:
+            tree = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+        # a name the code gave several values (k, then k = k.repeat_interleave(...)) may be any of them here: the
+        # expression is traced with each (four readings at most), and judged against the shapes it can have
+        names = sorted({n.id for n in ast.walk(tree)
+                        if isinstance(n, ast.Name) and len(tracer.history.get(n.id, ())) > 1})
+        readings = [dict(tracer.env)]
+        for name in names:
+            readings = [r | {name: v} for r in readings for v in tracer.history[name]]
+        if len(readings) > 4:
+            return None
+        shapes = set()
+        for env in readings:
+            try:
+                value = tracer.expr(tree, env)
+            except (Unknown, CodeError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
+                continue  # (k of before the repeat against q of after: a reading whose shapes cannot work)
+            if isinstance(value, Tensor) and value.known():
+                shapes.add(tuple(int(x) for x in value.shape))
+        if not shapes:
+            return None
+        got.append((text, shapes))
+    bad = [(text, shapes) for text, shapes in got if said not in shapes]
+    if bad:
+        shown = " or ".join(map(str, sorted(bad[0][1])))
+        return "wrong", f"the code gives {bad[0][0]} the shape {shown}, not {said}", shown
+    return "correct", f"the code gives {', '.join(text for text, _ in got)} the shape {said}", None
 
 
 def _plain_cell(cell: str) -> str | None:

@@ -214,6 +214,9 @@ class Tracer:
         self.user_prints = False  # a function or class of the document prints: its calls print unknown lines
         self.doubted = False  # a printout contradicted the code as a whole: values are no longer compared
         self.confirmed: set[int] = set()  # lines of the printed output whose whole printed value the trace confirmed
+        # every value each top-level name was given, in order (k before and after k = k.repeat_interleave(...)): what
+        # prose or a table says of a name may be of any of them
+        self.history: dict[str, list[Any]] = {}
 
     # ----- entry point --------------------------------------------------------------------------------------
     def run(self, source: str, printed: str | None = None) -> list[Finding]:
@@ -362,6 +365,8 @@ class Tracer:
     def bind(self, target: ast.expr, value: Any, env: dict[str, Any]) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
+            if env is self.env:
+                self.history.setdefault(target.id, []).append(value)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             env["self." + target.attr] = value
             self.members["self." + target.attr] = _without_values(value)
@@ -960,6 +965,12 @@ class Tracer:
             self.judge_shape(line, layer or "the layer", Tensor((value.fan_out, value.fan_in)),
                              _shapes_after(comment, "weight"), env, what="weight")
             return
+        maps = _MAPS.fullmatch(comment)
+        if isinstance(value, Linear) and maps:  # nn.Linear(d_model, h_kv * d_k)  # 512 -> 128: its sizes in and out
+            layer = _target_name(node.targets[0]) if isinstance(node, ast.Assign) else None
+            self.judge_shape(line, layer or "the layer", Tensor((value.fan_in, value.fan_out)),
+                             [[maps.group(1), maps.group(2)]], env, what="sizes in and out")
+            return
         if isinstance(value, Expr) and value.is_number and isinstance(node, (ast.Assign, ast.AnnAssign)):
             if isinstance(node.value, (ast.Constant, ast.Tuple)):  # x = 3  # 3: a setting restated, nothing computed
                 return
@@ -1019,12 +1030,14 @@ class Tracer:
                 verdicts.append((True, claim))  # a shape with a size the code leaves open says nothing
         if not verdicts:
             return
-        got = _shape_text(value.shape)
+        got = _shape_text(value.shape) if what != "sizes in and out" else " -> ".join(map(str, value.shape))
         bad = [c for ok, c in verdicts if not ok]
-        title = f"the code gives {name} the {what}" if what == "shape" else f"the weight of {name} is"
+        title = f"the code gives {name} the {what}" if what == "shape" else f"the weight of {name} is" \
+            if what == "weight" else f"{name} maps"
         if bad:
             status = "inconsistent" if value.claimed else "wrong"
-            self.add(line, status, f"{title} {got}, not {_shape_text(bad[0])}"
+            self.add(line, status, f"{title} {got}, not "
+                     + (_shape_text(bad[0]) if what != "sizes in and out" else " -> ".join(map(str, bad[0])))
                      + (" (traced from a shape another comment gives)" if value.claimed else ""), "shape", got)
         else:
             self.add(line, "correct", f"{title} {got}", "shape")
@@ -1543,6 +1556,10 @@ def _flow_verdict(flow: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...],
     if got != stated:
         return "wrong", f"{product} is {_shape_text(got)}, not {_shape_text(stated)}", _shape_text(got)
     return "correct", f"{product} is {_shape_text(got)}", None
+
+
+#: a layer's comment naming the size it takes and the size it gives: ``512 -> 128``, ``d_model → d_k``
+_MAPS = re.compile(r"\s*(\w+)\s*(?:->|→|=>)\s*(\w+)\s*")
 
 
 def _result_shapes(comment: str) -> list[list[str]]:
