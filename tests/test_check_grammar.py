@@ -375,3 +375,10 @@ def test_a_ratio_the_other_way_round(sentence, expected):
 ])
 def test_an_amount_restated_with_its_digits_grouped_by_spaces(sentence, expected):
     assert statements(sentence) == expected
+
+
+def test_an_imperative_that_opens_a_sentence_sets_the_example_and_one_after_a_comma_is_a_condition():
+    # was a condition: the plain-text example of a document bound nothing, where the same words in math bound it
+    assert statements("Take n = 1024 tokens, d_model = 1024 and h = 16 heads.") == [
+        ("set", "n", 1024), ("set", "d_model", 1024), ("set", "h", 16)]
+    assert statements("The cost grows quickly; take n = 4 and it is tiny.") == [("if", {"n": 4})]
