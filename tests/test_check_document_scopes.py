@@ -252,3 +252,19 @@ def test_a_table_of_the_codes_shapes_is_judged_by_its_trace_with_each_value_a_na
     assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 22) == ["correct"]  # and after it
     assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 23) == ["correct"]
     assert verdicts(text.replace("SCORES", "(2, 8, 16, 64)"), 23) == ["wrong"]  # was not read
+
+
+# ----- a factor of a formula is no amount ----------------------------------------------------------------------------
+FACTOR = r"""# From MHA to MQA
+
+The model: $d_{model} = 2048$, $h = 16$ query heads, $d_k = d_{model}/h = 128$, $L = 24$ layers, fp16 cache.
+In this post, GQA means $g = 4$ key/value heads.
+
+The cache per token is $2 \cdot g \cdot d_k \cdot L \cdot 2$ bytes, that is AMOUNT bytes.
+"""
+
+
+def test_the_last_factor_of_a_formula_before_a_unit_is_not_the_amount():
+    assert "wrong" not in verdicts(FACTOR.replace(", that is AMOUNT bytes", ""), 6)  # was wrong: "not 2 bytes"
+    assert "wrong" in verdicts(FACTOR.replace("AMOUNT", "98,304"), 6)  # the amount it states is still judged
+    assert "correct" in verdicts(FACTOR.replace("AMOUNT", "49,152"), 6)

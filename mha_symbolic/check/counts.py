@@ -269,7 +269,9 @@ def _cache_amount(doc: DocumentModel, M: Any, s: str, per_token: Any, rule: str,
     if getattr(per_token, "free_symbols", None):
         return [("unchecked", f"the KV cache per token is {per_token}, which depends on sizes the document does not "
                  "fix", None, "")]
-    amounts = list(_AMOUNT.finditer(s))
+    # "2 · g · d_k · L · 2 bytes": a number that is the last operand of a product is a factor of the formula the
+    # sentence gives, not the amount (that is the formula's value, which names sizes)
+    amounts = [m for m in _AMOUNT.finditer(s) if not re.search(r"(?:[·*×/+−]|\\cdot|\\times)\s*$", s[:m.start()])]
     if not amounts:
         return []
     if batch > 1 and len(amounts) > 1:  # "a batch of 32 ... needs 64 GiB, more than the 13 GiB of weights": the
