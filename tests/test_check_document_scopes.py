@@ -268,3 +268,18 @@ def test_the_last_factor_of_a_formula_before_a_unit_is_not_the_amount():
     assert "wrong" not in verdicts(FACTOR.replace(", that is AMOUNT bytes", ""), 6)  # was wrong: "not 2 bytes"
     assert "wrong" in verdicts(FACTOR.replace("AMOUNT", "98,304"), 6)  # the amount it states is still judged
     assert "correct" in verdicts(FACTOR.replace("AMOUNT", "49,152"), 6)
+
+
+# ----- a counterfactual binds nothing, even before the document's own sizes -----------------------------------------
+WOULD = r"""# Heads versus one wide head
+
+A single attention head spanning the whole model would have $d_k = 512$.
+
+Our model uses $h = 8$ heads, $d_{model} = 512$ and $n = 10$ tokens.
+Each head's queries $Q_i = X W_i^Q$ are $10 \times WIDTH$.
+"""
+
+
+def test_a_counterfactual_before_the_documents_sizes_binds_nothing():
+    assert "wrong" not in verdicts(WOULD.replace("WIDTH", "64"), 6)  # was wrong: d_k = 512 bound by "would have"
+    assert "wrong" in verdicts(WOULD.replace("WIDTH", "512"), 6)

@@ -1372,6 +1372,10 @@ def _scoped(doc: DocumentModel, p: Any) -> tuple[DocumentModel, dict[str, int]]:
             # "With $n = 512$ ... If we double the sequence to $n = 1024$, ...": another value than its own paragraph's
             # in a conditional clause is that clause's condition (from another paragraph, it starts another example)
             sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
+        elif not found and before is not None and counterfactual(before):
+            # "a single head spanning the whole model would have $d_k = 512$": a counterfactual binds nothing, even
+            # where the document has not given the size yet (its own example follows)
+            sizes = {k: v for k, v in own.items() if k in _LOCAL_SIZES}
         elif not found and (re.match(r"\s*(?:suppose|assume|imagine|consider|say)\b", clause, re.I)
                             or hypothetical(clause)) and \
                 any(doc.known_dims().get(k or "") not in (None, v) for k, v in own.items()):
