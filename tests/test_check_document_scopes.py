@@ -283,3 +283,17 @@ Each head's queries $Q_i = X W_i^Q$ are $10 \times WIDTH$.
 def test_a_counterfactual_before_the_documents_sizes_binds_nothing():
     assert "wrong" not in verdicts(WOULD.replace("WIDTH", "64"), 6)  # was wrong: d_k = 512 bound by "would have"
     assert "wrong" in verdicts(WOULD.replace("WIDTH", "512"), 6)
+
+
+# ----- a variant that opens the clause of a count ------------------------------------------------------------------
+OPENED = r"""# Projections
+
+The layer: $d_{model} = 2048$, $h = 16$ query heads, $d_k = 128$; GQA with $h_{kv} = 4$.
+
+With MQA, $W^K$ and $W^V$ are $2048 \times 128$ (COUNT weights each).
+"""
+
+
+def test_a_count_in_a_clause_opened_by_a_variant_is_that_variants():
+    assert "wrong" not in verdicts(OPENED.replace("COUNT", "262,144"), 5)  # was wrong: counted with g = 16
+    assert "wrong" in verdicts(OPENED.replace("COUNT", "524,288"), 5)
