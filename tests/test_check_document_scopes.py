@@ -159,6 +159,8 @@ Each of its K and V projections is $8192 \times 1024 = 8{,}388{,}608$ parameters
 def test_each_of_two_parts_counts_one_of_them():
     assert verdicts(EACH.replace(", COUNT parameters together", ""), 5)[0] == "correct"  # was wrong: both = 16.8M
     assert verdicts(EACH.replace("Each of its", "The").replace(", COUNT parameters together", ""), 5)[0] == "wrong"
+    each_after = EACH.replace("Each of its", "Its").replace("projections is", "projections each hold")
+    assert verdicts(each_after.replace(", COUNT parameters together", ""), 5)[0] == "correct"
 
 
 # ----- a substitution of other sizes ------------------------------------------------------------------------------
