@@ -299,3 +299,13 @@ With MQA, $W^K$ and $W^V$ are $2048 \times 128$ (COUNT weights each).
 def test_a_count_in_a_clause_opened_by_a_variant_is_that_variants():
     assert "wrong" not in verdicts(OPENED.replace("COUNT", "262,144"), 5)  # was wrong: counted with g = 16
     assert "wrong" in verdicts(OPENED.replace("COUNT", "524,288"), 5)
+
+
+def test_a_substitution_must_match_the_formula_term_by_term():
+    from mha_symbolic.check.scopes import substituted_sizes
+
+    assert substituted_sizes(r"$\frac{d_{\text{model}}}{h} = \frac{768}{12}$") == {"d_model": 768, "h": 12}
+    assert substituted_sizes(r"$2 n d = 2 \cdot 3 \cdot 4$") == {"n": 3, "d_model": 4}
+    assert substituted_sizes(r"$2 n d = 3 \cdot 3 \cdot 4$") == {}  # a constant of the formula is not its own
+    assert substituted_sizes(r"$d_{model}/h = 768/h$") == {}  # a side with a name is no substitution
+    assert substituted_sizes(r"$\sqrt{d_k} = 8$, $n / h = 12 / 3 + 1$") == {}  # other structures
