@@ -310,6 +310,7 @@ def test_a_substitution_must_match_the_formula_term_by_term():
     assert substituted_sizes(r"$d_{model}/h = 768/h$") == {}  # a side with a name is no substitution
     assert substituted_sizes(r"$\sqrt{d_k} = 8$, $n / h = 12 / 3 + 1$") == {}  # other structures
     assert substituted_sizes(r"$x n d = 3 \cdot 4 \cdot 5$") == {}  # x is no size: not a substitution of sizes
+    assert substituted_sizes(r"$\sqrt{n d} = 3 \cdot 4$") == {}  # a function on one side only
     assert substituted_sizes(r"$n d = 2.5 \cdot 4$") == {}  # a size is a whole number
     assert substituted_sizes(r"$n n d = 3 \cdot 4 \cdot 5$") == {}  # one size, two numbers
     assert substituted_sizes(r"$n d = 3 \cdot 4$ and $n h = 5 \cdot 2$") == {"n": 3, "d_model": 4}  # (not n = 5)
