@@ -194,6 +194,11 @@ K_i &= X W_K^{(i)} &&: 100 \times 64, \qquad V_i = X W_V^{(i)} : 100 \times 64, 
 S_i &= Q_i K_i^\top &&: (100 \times 64)(64 \times 100) \to SHAPE, \\
 \mathrm{head}_i &= A_i V_i &&: (100 \times 100)(100 \times 64) \to 100 \times 64 .
 \end{align}
+
+\begin{align}
+A_i &= \operatorname{softmax}(S_i / 8) &&: 100 \times 100, \\
+&= \operatorname{softmax}(Q_i K_i^\top / 8) &&: 100 \times 100
+\end{align}
 """
 
 
@@ -201,7 +206,9 @@ def test_a_column_of_shape_notes_states_each_rows_shape():
     text = NOTES.replace("SHAPE", "100 \\times 100")
     assert set(verdicts(text, 8)) == {"correct"} and len(verdicts(text, 8)) == 3  # the formula, its shape, the product
     assert verdicts(NOTES.replace("SHAPE", "100 \\times 64"), 8).count("wrong") == 2  # was not read
-    assert set(verdicts(text, 9)) == {"correct"}  # (a statement of row 7 too large to evaluate costs only itself)
+    assert verdicts(text, 9) == ["correct"] * 3  # (a statement of row 7 too large to evaluate costs only itself)
+    assert verdicts(text, 13) == ["correct"] * 2  # a shape noted without a product: the formula and its shape
+    assert "wrong" not in verdicts(text, 14)  # a continuation row names no subject: its note is not read
 
 
 # ----- a moment stated in another language ------------------------------------------------------------------------
@@ -240,6 +247,7 @@ k = k.repeat_interleave(h // h_kv, dim=1)
 | split K/V heads | `k` | `(2, 2, 16, 64)` |
 | after `repeat_interleave` | `k` | `(2, 8, 16, 64)` |
 | scores | `q @ k.transpose(-2, -1)` | `SCORES` |
+| weights | `attn` | n × n |
 '''
 
 
@@ -253,7 +261,9 @@ def test_a_table_of_the_codes_shapes_is_judged_by_its_trace_with_each_value_a_na
     assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 21) == ["correct"]  # k before the repeat
     assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 22) == ["correct"]  # and after it
     assert verdicts(text.replace("SCORES", "(2, 8, 16, 16)"), 23) == ["correct"]
-    assert verdicts(text.replace("SCORES", "(2, 8, 16, 64)"), 23) == ["wrong"]  # was not read
+    wrong = [f for f in check_text(text.replace("SCORES", "(2, 8, 16, 64)"), isolate=False).findings if f.line == 23]
+    assert [f.status for f in wrong] == ["wrong"]  # was not read
+    assert wrong[0].expected == "(2, 8, 16, 16)" and "q @ k.transpose(-2, -1)" in wrong[0].message
 
 
 # ----- a factor of a formula is no amount ----------------------------------------------------------------------------
