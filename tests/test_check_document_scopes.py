@@ -324,3 +324,20 @@ def test_a_substitution_must_match_the_formula_term_by_term():
     assert substituted_sizes(r"$n d = 2.5 \cdot 4$") == {}  # a size is a whole number
     assert substituted_sizes(r"$n n d = 3 \cdot 4 \cdot 5$") == {}  # one size, two numbers
     assert substituted_sizes(r"$n d = 3 \cdot 4$ and $n h = 5 \cdot 2$") == {"n": 3, "d_model": 4}  # (not n = 5)
+
+
+# ----- a sentence over two lines names a variant on each ------------------------------------------------------------
+LINES = r"""# Cache sizes
+
+Our model has $L = 32$ layers, $d_{model} = 4096$ and $h = 32$ heads, so $d_k = 128$; keys and values in bf16 (2 bytes).
+
+Grouped-query attention with $g = 8$ KV groups keeps 8 key heads and 8 value heads per layer.
+
+Per token, GQA caches AMOUNT bytes (128 KiB) per token,
+and MQA 16,384 bytes (16 KiB).
+"""
+
+
+def test_the_first_line_of_a_sentence_is_about_the_variant_it_names_not_the_next_lines():
+    assert "wrong" not in verdicts(LINES.replace("AMOUNT", "131,072"), 7)  # was wrong: judged as MQA's cache
+    assert "wrong" in verdicts(LINES.replace("AMOUNT", "262,144").replace("(128 KiB)", "(256 KiB)"), 7)

@@ -227,8 +227,11 @@ def judge_cache(doc: DocumentModel, M: Any, s: str, context: str = "", ratios_on
     amount = _AMOUNT.search(s)
     last = list(_AMOUNT.finditer(s))
     variant = _variant_before(s, last[-1].start()) if last else None
-    if variant is None and last and context:  # the line continues a sentence that opened with the variant
-        variant = _variant_before(context, len(context))
+    if variant is None and last and context and not variants(s[:last[-1].start()]):
+        # the line continues a sentence that named the variant before it (not one the sentence names after it: "GQA
+        # caches 131,072 bytes per token, \n and MQA 16,384 bytes" is GQA's on its first line)
+        at = context.find(s.strip()[:40])
+        variant = _variant_before(context, at if at > 0 else len(context))
     question = s.find("?")
     if last and (re.search(r"\bbudget\b", s, re.I) or 0 <= last[-1].start() < question):
         return [("unchecked", "a question or a budget, not a stated cache size", None, "")]
