@@ -488,9 +488,9 @@ def judge_parameters(doc: DocumentModel, M: Any, s: str, context: str = "") -> l
         heads = _document_heads(doc, modifier[0]) if modifier else None
         if heads is None:  # "With MQA, W^K and W^V are ... (N weights each)": the variant its clause opens with
             opening = re.match(r"\s*(?:with|for|in|under|using)\s+", whole, re.I)
-            named = variants(whole)
-            if opening and named and named[0][0] == opening.end() and named[0][1].kind in ("mha", "mqa"):
-                heads = _variant_heads(named[0][1])
+            first = variants(whole)
+            if opening and first and first[0][0] == opening.end() and first[0][1].kind in ("mha", "mqa"):
+                heads = _variant_heads(first[0][1])
         if heads is not None:
             model = _as_variant(model, heads)
     true = count()
