@@ -656,9 +656,14 @@ class DocumentModel:
         >>> doc.section_label = "problem 2"; doc.bind_dim("n", 2)
         >>> doc.cited("For the layer of Problem 1, and in problem 3"), doc.cited("in Problem 2")
         ({'problem 1': {'n': 100}}, {})
+        >>> doc.cited("Problem 12 and problem 1.2 are other parts")
+        {}
+        >>> doc.section_label = "part b"; doc.bind_dim("n", 3); doc.section_label = "part c"
+        >>> doc.cited("we go part by part"), doc.cited("as in Part B,")
+        ({}, {'part b': {'n': 3}})
         """
         return {label: sizes for label, sizes in self.labels.items() if label != self.section_label and sizes and
-                re.search(r"(?<![^\W\d_])" + r"\s+".join(map(re.escape, label.split())) + r"(?!\d|\.\d)", text,
+                re.search(r"(?<![^\W\d_])" + r"\s+".join(map(re.escape, label.split())) + r"(?!\w|\.\d)", text,
                           re.I)}
 
     def return_to(self, sizes: dict[str, int]) -> int | None:
