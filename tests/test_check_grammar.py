@@ -110,10 +110,12 @@ CASES = {
     "axis_claim": ("Each row of $A_1$ sums to one; every column of the attention weights is a probability vector.",
                    [("axis", "row", "A_1"), ("axis", "column", "the attention weights")],
                    "The columns of $A$ do not sum to one, and each row need not add up to 1.", []),
-    "rank_claim": ("$S$ has rank 2, $W_Q W_K^\\top$ has rank at most $d_k = 64$, and $M$ is rank-deficient.",
+    "rank_claim": ("$S$ has rank 2, $W_Q W_K^\\top$ has rank at most $d_k = 64$, and $M$ is rank-deficient; each "
+                   "score matrix has rank at most 16.",
                    [("rank", "S", "eq", "2"), ("rank", "W_Q W_K^T", "le", "64"), ("set", "d_k", 64),
-                    ("rank", "M", "lt", "full")],
-                   "So the soldier has rank 2 in the army.", []),
+                    ("rank", "M", "lt", "full"), ("rank", "Q_{i} K_{i}^{T}", "le", "16")],
+                   "So the soldier has rank 2 in the army; the score matrix has rank 2 (a word subject: bounds only).",
+                   []),
     "ratio_claim": ("It is 32 / 8 = 4 times smaller, a quarter of the MHA cache, 1/5 of it, by a factor of 2.5, "
                     "an eighth of MHA, a thirty-second of it, eight times less.",
                     [("ratio", "4"), ("ratio", "4"), ("ratio", "5"), ("ratio", "2.5"), ("ratio", "8"), ("ratio", "32"),
@@ -287,8 +289,8 @@ def test_every_rule_of_the_grammar_has_its_cases():
              "requirement", "counterfactual", "regime", "conditional", "size_condition", "variant_link", "contrast",
              "term",
              "first_term", "arith", "binding", "size_binding", "count_binding", "size_name", "rank_value",
-             "size_product", "rank_relation", "matrix", "factor", "disowned", "hedged", "scaling", "moment_value",
-             "moment_number", "shape_subject", "subject_part", "shape", "batch_count"}
+             "size_product", "rank_relation", "matrix", "role_matrix", "factor", "disowned", "hedged", "scaling",
+             "moment_value", "moment_number", "shape_subject", "subject_part", "shape", "batch_count"}
     assert _rules() - parts == set(CASES)
 
 

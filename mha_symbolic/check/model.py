@@ -171,6 +171,8 @@ def canonical_tex(tex: str, zero_based: bool = False) -> str:
     t = re.sub(r"\\(?:text|mathrm|operatorname)\{[Cc]oncat\}(?!\s*(?:\\left)?[(\[])", r"\\mathrm{Concat}", t)
     t = re.sub(r"(?:\\left)?\[([^\[\]]*\\(?:dots|ldots|cdots)[^\[\]]*)(?:\\right)?\]", _stacked, t)
     t = re.sub(r"\\(?:tilde|hat)\s*\{?\s*S\s*\}?(?=\s*[_^])", "S'", t)  # \tilde S_i, \tilde S^{(i)}: the scaled scores
+    # any other accented letter is a name of its own, spelled with braces: \hat A is \hat{A}
+    t = re.sub(r"\\(tilde|widetilde|hat|widehat|bar|overline|check|breve)\s+([A-Za-z])(?![A-Za-z])", r"\\\1{\2}", t)
     t = _SCRIPTED.sub(lambda m: _spelling(m, zero_based), t)
     # W_O^{(1)}, W^O_2, W_1^O: the block of the output projection that head i's output multiplies, a name of its own
     # (not W_O to a power, nor W_O itself)
@@ -813,12 +815,15 @@ class DocumentModel:
         name = key.replace("{", "").replace("}", "")
         if name not in self.definitions and key in self.definitions:  # W_{O1}: the name as the reader keeps it
             name = key
+        elif name not in self.definitions and key[1:] in self.definitions and key[:1] == "\\":
+            name = key[1:]  # \tilde{S}: an accented name, kept as tilde{S} where latex2sympy read its definition
         if name not in self.definitions and name in self.declared:
             from .shapes import _size
 
             return MatrixSymbol(name, *(_size(self, x) for x in self.declared[name]))
         value = self.definitions.get(name)
-        if name not in self.formulas and name[:1].isupper() and _numeric_matrix(value):
+        letter = re.match(r"(?:\\?[A-Za-z]+\{)?([A-Za-z]?)", name)  # (\tilde{S}: an accented capital)
+        if name not in self.formulas and letter and letter.group(1).isupper() and _numeric_matrix(value):
             return value  # S given as numbers: a matrix inside a function too (softmax(S), det S)
         if name not in self.formulas or not getattr(value, "is_Matrix", False):
             return None  # (a value the document gave a name is put in after the reading, as before)

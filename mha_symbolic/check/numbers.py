@@ -56,7 +56,7 @@ def _literal(e: Any) -> ImmutableMatrix | None:
     """Numbers as an exact matrix (decimals as written), or None."""
     if isinstance(e, MatrixBase):
         if all(as_sympy(x).is_number for x in e):
-            return ImmutableMatrix(e.rows, e.cols, [_exact(x) for x in e])
+            return ImmutableMatrix(e.rows, e.cols, [_exact(x, masked=True) for x in e])
         return None
     e = as_sympy(e)
     if isinstance(e, Expr) and e.is_number and not isinstance(e, MatrixExpr):
@@ -64,11 +64,13 @@ def _literal(e: Any) -> ImmutableMatrix | None:
     return None
 
 
-def _exact(x: Any) -> Any:
-    """A stated number exactly as written (the package's own conversion, which refuses non-finite values)."""
+def _exact(x: Any, masked: bool = False) -> Any:
+    """A stated number exactly as written (the package's own conversion, which refuses non-finite values); with
+    ``masked``, an entry of a matrix that is -oo is kept (a masked score: the weight it gets is exactly 0)."""
     from ..values import to_exact
 
-    return to_exact(as_sympy(x), "a stated number")
+    x = as_sympy(x)
+    return x if masked and x == S.NegativeInfinity else to_exact(x, "a stated number")
 
 
 def _dims_subs(doc: DocumentModel, e: Any) -> dict[Any, Any]:

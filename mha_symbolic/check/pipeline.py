@@ -102,6 +102,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
     paragraph_text: dict[tuple[int, int], str] = {}
     for number, line in enumerate(source.splitlines(), start=1):
         if number in paragraphs:
+            line = _LIST_MARKER.sub("", line)  # "- h = 8: ...": a list's marker is no minus sign
             paragraph_text[paragraphs[number]] = paragraph_text.get(paragraphs[number], "") + line + "\n"
     counter = 0
     scope_key: Any = None
@@ -161,8 +162,7 @@ def check_document(text: str, name: str = "<text>", seconds_per_piece: float | N
                                            evidence))
         if where[1] and (counter, where[1]) not in items:  # an item that states a configuration of its own: it and
             items.add((counter, where[1]))  # the items after it in its list are about that one
-            passing[counter] = _passing_example(passing.get(counter) or doc, paragraph_text.get(where, "")) or \
-                passing.get(counter)
+            passing[counter] = _passing_example(doc, paragraph_text.get(where, "")) or passing.get(counter)
         listed = passing.get(counter) if where[1] else None
         if doc.paragraph[0] == doc.section_paragraph and p.kind in ("prose", "math"):
             _part_cited(doc, p)  # "*For the layer of Problem 1, bound ...*": this part works in that part's sizes
@@ -355,6 +355,10 @@ def _own_sentence(sentences: str, piece: str) -> str:
     return next((s for k, s in _sentences(sentences) if k <= at < k + len(s)), sentences) if at >= 0 else sentences
 
 
+#: the marker that opens a list item's line ("- ", "* ", "3. ", "2) ")
+_LIST_MARKER = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
+
+
 def _passing_example(doc: DocumentModel, item: str) -> DocumentModel | None:
     """A list item that states two or more sizes, at least two of them other than the example in force ("- Example:
     $h = 8$, $n = 128$, $d_{model} = 512$ gives scores of shape ..."), speaks of a configuration of its own: its
@@ -366,7 +370,11 @@ def _passing_example(doc: DocumentModel, item: str) -> DocumentModel | None:
     other = [k for k, v in sizes.items() if model.get(k) not in (None, v) and k not in ("g", "n_kv")]
     if len(sizes) < 2 or len(other) < 2:
         return None
+    if {"h", "d_k"} <= sizes.keys() and "d_model" not in sizes and model.get("d_model") and not doc.own_width and \
+            sizes["h"] * sizes["d_k"] != model["d_model"]:
+        sizes.pop("d_k")  # the d_model it keeps fixes the head width (d_model / h): the item's d_k is judged by it
     listed = scopes.with_sizes(doc, sizes)
+    listed.memory["width_kept"] = "d_k" not in sizes and "h" in sizes
     for name in sizes:  # bound here, by the item
         listed.bound_line[name], listed.bound_in[name] = doc.line, doc.paragraph
     return listed
@@ -556,7 +564,8 @@ def _states_width_relation(pieces: list[Any]) -> bool:
         elif p.kind == "prose" and "=" in p.text:  # a chain written in plain text: "dₖ = d_v = d_model / h = 64"
             from .read import normalise
 
-            pairs = [(a, b) for c in chains(normalise(p.text)) for a in c.sides for b in c.sides if a is not b]
+            pairs = [((a.split() or [a])[-1], b) for c in chains(normalise(p.text)) for a in c.sides for b in c.sides
+                     if a is not b]  # ("each head is d_{k} = d_{model} / h": the words before the name are not it)
         else:
             continue
         if any(_width_relation(a, b) for a, b in pairs):

@@ -473,6 +473,8 @@ class _Reader(Transformer):  # type: ignore[type-arg]
     def rank_claim(self, meta: Any, children: list[Any]) -> list[tuple[int, Statement]]:
         subject = next((c for c in children if isinstance(c, tuple) and c[0] != "relation"), ("it", ""))[0]
         words = next((c[1] for c in children if isinstance(c, tuple) and c[0] == "relation"), "")
+        if any(isinstance(c, Token) and c.type == "AT_MOST" for c in children):
+            words = "at most"
         op = {"at most": "le", "at least": "ge"}.get(words, "eq")
         value: str | tuple[str, str]
         modal = next((str(c).lower() for c in children if isinstance(c, Token) and c.type == "MODAL_FULL"), None)
@@ -495,6 +497,9 @@ class _Reader(Transformer):  # type: ignore[type-arg]
 
     def matrix(self, children: list[Token]) -> tuple[str, str]:
         return " ".join(str(c) for c in children), ""
+
+    def role_matrix(self, children: list[Token]) -> tuple[str, str]:
+        return "Q_{i} K_{i}^{T}", ""  # the scores of any head: head i of the model
 
     def factor(self, children: list[Token]) -> Token:
         return children[0]

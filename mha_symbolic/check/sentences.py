@@ -58,7 +58,7 @@ def prose_statement(doc: DocumentModel, p: Any, emit: Any, scoped: dict[str, int
     known = {k: doc.known_dims().get(k) for k in own if doc.known_dims().get(k) is not None}
     whole = {"d_model", "h", "d_k"} <= set(own)  # (a configuration stated whole may share a size with the other)
     if len(own) >= 2 and known and any(own[k] != v for k, v in known.items()) and _one_configuration(own) and (
-            whole or all(own[k] != v for k, v in known.items())):
+            whole or all(own[k] != v for k, v in known.items())) and not _another_scenario(p.text):
         doc.restart()  # "GPT-3 (d_model = 12288 with 96 heads) has d_k = 128" after BERT-base's sizes: a whole
         # configuration of its own, every size it restates another: another example, not a contradiction (the
         for k in own:  # sizes its paragraph set before are the other configuration's, too)
@@ -192,6 +192,20 @@ def _setting(doc: DocumentModel, p: Any, emit: Any, name: str, value: int, said:
     variant = name == "g" and (re.match(rf"\s*[-*]?\s*\**{VARIANT_NAMES}\b", p.text, re.I) or any(
         v.kind in ("mha", "mqa") or v.kv_heads is not None and not v.configured for _, v in variants(p.text)))
     scenario = _another_scenario(p.text) or _another_scenario(p.clause or "")
+    d = doc.known_dims()
+    implied = d["d_model"] // d["h"] if known is None and name in ("d_k", "d_v") and d.get("h") and \
+        d.get("d_model", 0) % d["h"] == 0 and d.get("d_model") else None
+    if implied not in (None, value) and scenario:  # "a single head with d_k = 64 would": not the d_model / h in force
+        emit(p.line, p.text, "given", f"a condition of this sentence only ({name} = {value}; d_model / h = {implied} "
+             "elsewhere)", kind="setting")
+        return
+    if implied not in (None, value) and doc.memory.get("width_kept"):  # "- h = 8: dₖ = 4" in a list of cases that
+        from .judge import judge  # keeps d_model = 64 (the item's d_k is d_model / h there): judged as math is
+
+        got = judge(doc, [name, str(value)], ["eq"], p.text)
+        if got is not None:
+            emit(p.line, p.text, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
+            return
     if known is not None and known != value and not variant and not scenario and doc.new_example(name, value):
         known = None  # "one head with d_k = 2" in a paragraph of its own, after "two heads" before it
     if known is None:

@@ -551,10 +551,29 @@ def _sizes_table(doc: DocumentModel, rows: list[Any], emit: Any) -> bool:
             emit(p, "given", f"the number of layers ({value})", None, "setting", "")
             continue
         sides = [x.strip() for x in spelled.split("=")] + [str(value)]
+        said = _row_variants(p) if dim_name(sides[0]) == "g" else []
+        if len({v.kind for v in said}) == 1 and (said[-1].kind != "gqa" or said[-1].kv_heads is not None):
+            # "| KV heads (MQA) | h_kv | 1 |": the key/value heads of a variant that fixes them (MHA: h, MQA: 1,
+            # GQA-8: 8); a row of plain GQA gives the document's own g
+            from types import SimpleNamespace
+
+            from .pipeline import _judge_variant
+
+            verdict = _judge_variant(doc, said[-1], SimpleNamespace(sides=sides))
+            if verdict is not None:
+                emit(p, verdict[0], verdict[1], None, "setting", "")
+                continue
         got = judge(doc, sides, ["eq"] * (len(sides) - 1), p.text)
         if got is not None:
             emit(p, got[1][0], got[1][1], got[1][2], got[0], got[1][3])
     return True
+
+
+def _row_variants(p: Any) -> list[Any]:
+    """The variants of attention a row's label cells name (the grammar's ``variant``): the row is said of them."""
+    from .prose import variants
+
+    return [v for _, v in variants(re.sub(r"[`$*|]", " ", p.name or ""))]
 
 
 #: a column header that names the shape of the row's object (in the languages the corpora use)

@@ -247,6 +247,11 @@ def _group(tokens: list[str], i: int) -> tuple[str, int]:
     raise ParseError("unbalanced braces")
 
 
+#: accents that make a letter another name (\widetilde is \tilde's spelling, \overline \bar's)
+_ACCENTS = {r"\tilde": r"\tilde", r"\widetilde": r"\tilde", r"\hat": r"\hat", r"\widehat": r"\hat",
+            r"\bar": r"\bar", r"\overline": r"\bar", r"\check": r"\check", r"\breve": r"\breve"}
+
+
 def _atom_at(tokens: list[str], i: int) -> tuple[str, str, str, str, int] | None:
     """A symbol atom at ``i``: (base, primes, sub, sup, next index), or None."""
     t = tokens[i]
@@ -255,6 +260,11 @@ def _atom_at(tokens: list[str], i: int) -> tuple[str, str, str, str, int] | None
         if not re.fullmatch(r"[A-Za-z0-9]+", body):
             return None
         base = f"{t}{{{body}}}"
+    elif t in _ACCENTS:  # \tilde S, \hat{A}, \bar P_1: an accented letter is a name of its own
+        body, j = _group(tokens, i + 1)
+        if not re.fullmatch(r"\s*[A-Za-z]\s*", body):
+            return None
+        base = f"{_ACCENTS[t]}{{{body.strip()}}}"
     elif re.fullmatch(r"[A-Za-z]", t):
         base, j = t, i + 1
     else:
