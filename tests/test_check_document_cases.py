@@ -124,3 +124,55 @@ def test_a_rank_bound_on_the_score_matrices_named_in_words_is_proved():
     assert verdicts(text.replace("BOUND", "16"), 3) == ["correct"]  # was not read: a subject in words
     assert verdicts(text.replace("BOUND", "64"), 3) == ["correct"]
     assert verdicts(text.replace("BOUND", "8"), 3) == ["unchecked"]  # not implied by the proof; no witness found
+
+
+# ----- the shape of a product whose middle factors have no known shape ------------------------------------------
+PRODUCT = """# Scores in full
+
+Take n = 128 tokens, d_model = 64 and h = 4 heads. The input is X ∈ ℝ^{128×64}.
+
+    QKᵀ = PRODUCT ∈ ℝ^{n×n}.
+"""
+
+
+def test_a_product_has_its_outer_factors_rows_and_columns_whatever_the_middle():
+    assert "wrong" in verdicts(PRODUCT.replace("PRODUCT", "Xᵀ W_Q W_Kᵀ X"), 5)  # was unchecked: W_Q has no head
+    assert "wrong" not in verdicts(PRODUCT.replace("PRODUCT", "X W_Q W_Kᵀ Xᵀ"), 5)  # index, its shape unknown
+    assert "wrong" not in verdicts(PRODUCT.replace("PRODUCT", "X W_Q"), 5)  # an outer factor unknown: not judged
+
+
+
+# ----- a table's row totals and the factor its header writes ------------------------------------------------------
+PARAMS = """# Parameters
+
+| Variant | `W_Q` | `W_K` | `W_V` | `W_O` | Attention params / layer | × 28 layers |
+|---|---|---|---|---|---|---|
+| MHA | 9,437,184 | 9,437,184 | 9,437,184 | 9,437,184 | 37,748,736 | 1,056,964,608 |
+| GQA | 9,437,184 | 3,145,728 | 3,145,728 | 9,437,184 | TOTAL | LAYERS |
+| MQA | 9,437,184 | 393,216 | 393,216 | 9,437,184 | 19,660,800 | 550,502,400 |
+"""
+
+
+def test_a_column_that_sums_the_amounts_left_of_it_is_a_row_total():
+    table = PARAMS.replace("TOTAL", "25,165,824").replace("LAYERS", "704,643,072")
+    assert verdicts(table, 6) == ["correct"]  # was not read: a sum of four columns
+    assert verdicts(PARAMS.replace("TOTAL", "25,165,000").replace("LAYERS", "704,643,072"), 6) == ["wrong"]
+
+
+def test_a_column_whose_header_writes_a_factor_is_that_multiple():
+    assert verdicts(PARAMS.replace("TOTAL", "25,165,824").replace("LAYERS", "704,643,000"), 6) == ["wrong"]
+
+
+RATIOS = """# Parameters by variant
+
+| variant | KV heads | $W_Q$ | $W_K + W_V$ | $W_O$ | total | ratio to MHA |
+|---|---|---|---|---|---|---|
+| MHA | 16 | 1,048,576 | 2,097,152 | 1,048,576 | 4,194,304 | 1.000 |
+| GQA | 4 | 1,048,576 | 524,288 | 1,048,576 | 2,621,440 | 0.625 |
+| MQA | 1 | 1,048,576 | 131,072 | 1,048,576 | 2,228,224 | RATIO |
+"""
+
+
+def test_a_column_of_ratios_to_the_row_its_header_names():
+    assert verdicts(RATIOS.replace("RATIO", "0.531"), 7) == ["correct"]
+    assert verdicts(RATIOS.replace("RATIO", "0.563"), 7) == ["wrong"]  # was correct: only the total was read

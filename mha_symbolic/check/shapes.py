@@ -135,6 +135,29 @@ def _equal_sets(doc: DocumentModel, tex: list[str], where: int) -> tuple[str, st
             shown[0], "computed")
 
 
+def _outer_factors_known(doc: DocumentModel, tex: str, loose: list[str]) -> bool:
+    r"""Is ``tex`` one product of matrices whose first and last factors are not among the ``loose`` names (those read
+    as numbers: of unknown shape)?  Its shape, where the product is defined, is then the first factor's rows by the last
+    factor's columns whatever the shapes of the factors between them.
+
+    >>> from mha_symbolic.check.model import DocumentModel
+    >>> doc = DocumentModel()
+    >>> _outer_factors_known(doc, "X W_Q W_K^T X^T", ["W_K", "W_Q"]), _outer_factors_known(doc, "X W_Q", ["W_Q"])
+    (True, False)
+    """
+    if re.search(r"[-+()\[\]]|\\(?:frac|sum|left|right|mathrm|operatorname|text)", tex):
+        return False  # a sum, a fraction, a bracket or a function: not one product of factors written side by side
+    factors = [re.sub(r"\^\{?(?:T|\\top)\}?$|[{}]", "", f)
+               for f in re.findall(r"(?<![\\\w])[A-Z](?:_\{[^{}]*\}|_\w)?(?:\^\{[^{}]*\}|\^\\top|\^\w)?", tex)]
+    names = {x.replace("{", "").replace("}", "") for x in loose}
+    if len(factors) < 3 or factors[0] in names or factors[-1] in names:
+        return False
+    try:  # the outer factors themselves built from no name of unknown shape (Q = X W_Q with W_Q read as a number)
+        return not any(doc.undefined(doc.read(f)) for f in (factors[0], factors[-1]))
+    except (MHASymbolicError, ValueError, TypeError):
+        return False
+
+
 def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str, str, str | None, str]:
     where = next((k for k, op in enumerate(ops) if op == "in"), None)
     if where is None:
@@ -164,7 +187,9 @@ def judge_shape(doc: DocumentModel, tex: list[str], ops: list[str]) -> tuple[str
             if one is not None:
                 return one[0], f"{tex[where].strip()} read as the transpose of one head's {bare.group(1)}_i", *one[2:]
         loose = doc.undefined(subject)
-        if loose and hasattr(subject, "shape"):  # X W_Q with a W_Q of no head index, read as a number: not its shape
+        if loose and hasattr(subject, "shape") and not _outer_factors_known(doc, tex[where], loose):
+            # X W_Q with a W_Q of no head index, read as a number: not its shape (X W_Q W_K^T X^T is n x n whatever
+            # the shapes of W_Q and W_K: a product has its first factor's rows and its last factor's columns)
             return ("unchecked", f"{tex[where].strip()}: {', '.join(loose)} is neither a matrix of the model nor a "
                     "name the document has defined (its shape is unknown)", None, "")
         if not isinstance(subject, MatrixBase) and hasattr(subject, "shape"):

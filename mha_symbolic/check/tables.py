@@ -262,6 +262,25 @@ def _relations(rows: list[Any], emit: Any) -> bool:
                         for factor in _UNIT_FACTORS:
                             scaled = [(lo * factor, hi * factor) for lo, hi in got]
                             _fit(f"{name} x {factor}", scaled, spans[c], 3, holding, failing)
+        parts = [a for a in spans if a < c and not counts[a]]  # a row's total: every amount to its left summed
+        if len(parts) >= 3 and not counts[c] and max(hi for j in (*parts, c) for _, hi in spans[j]) >= 100:
+            zero = Fraction(0)
+            got = [(sum((spans[a][k][0] for a in parts), zero), sum((spans[a][k][1] for a in parts), zero))
+                   for k in range(len(kept))]
+            _fit(f"{_header(rows, c)} = {' + '.join(_header(rows, a) for a in parts)}", got, spans[c], 2, holding,
+                 failing)
+        labels = [re.escape(re.sub(r"[*_`$]", "", cells[kept[k]][0]).strip() or "@") for k in range(len(kept))]
+        named = [k for k in range(len(kept)) if spans[c][k][0] <= 1 <= spans[c][k][1] and re.search(
+            rf"(?<![\w-]){labels[k]}(?![\w-])", _header(rows, c))]
+        for r in named[:1]:  # "ratio to MHA": each row's amount over the MHA row's, the row the header names (1 there)
+            for a in (a for a in spans if a < c and not counts[a] and spans[a][r][0] > 0):
+                got = [_apply("/", spans[a][k], spans[a][r]) for k in range(len(kept))]
+                _fit(f"{_header(rows, c)} = {_header(rows, a)} / {_header(rows, a)} of {cells[kept[r]][0]}", got,
+                     spans[c], 2, holding, failing)
+        for factor in {int(x) for x in re.findall(r"(?<![\d.,])\d+(?![\d.,])", _header(rows, c))} - {0, 1}:
+            for a in (a for a in spans if a < c and not counts[a]):  # "x 28 layers": the factor its header writes
+                got = [_apply("*", spans[a][k], (Fraction(factor), Fraction(factor))) for k in range(len(kept))]
+                _fit(f"{_header(rows, c)} = {_header(rows, a)} x {factor}", got, spans[c], 2, holding, failing)
         for a in spans:  # KiB = bytes / 1024, fp32 = fp16 x 2: one column and a unit's factor, three rows agreeing
             if a >= c or counts[a] or counts[c] or max(hi for j in (a, c) for _, hi in spans[j]) < 100:
                 continue
