@@ -176,3 +176,16 @@ RATIOS = """# Parameters by variant
 def test_a_column_of_ratios_to_the_row_its_header_names():
     assert verdicts(RATIOS.replace("RATIO", "0.531"), 7) == ["correct"]
     assert verdicts(RATIOS.replace("RATIO", "0.563"), 7) == ["wrong"]  # was correct: only the total was read
+
+
+def test_only_one_product_with_known_outer_factors_has_its_shape_from_them():
+    from mha_symbolic.check.model import DocumentModel
+    from mha_symbolic.check.shapes import _outer_factors_known
+
+    doc, loose = DocumentModel(), ["W_K", "W_Q"]
+    assert _outer_factors_known(doc, "X W_Q W_K^T X^T", loose)
+    assert not _outer_factors_known(doc, "X W_Q + X W_K X^T", loose)  # a sum
+    assert not _outer_factors_known(doc, r"\mathrm{softmax}(X W_Q W_K^T X^T) X", loose)  # a function of them
+    assert not _outer_factors_known(doc, r"\frac{X W_Q W_K^T X^T}{8}", loose)
+    assert not _outer_factors_known(doc, "X W_Q W_K^{T}", loose)  # the last factor is one of them, transposed
+    assert not _outer_factors_known(doc, "X W_Q", loose)  # fewer than three factors
